@@ -1,0 +1,63 @@
+//! `strata`: the command line of the Strata database. Thin: every subcommand parses its
+//! arguments, calls the library and prints.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+mod error;
+mod hyperdb;
+mod key;
+mod kv;
+mod table;
+
+pub use error::CliError;
+
+/// Strata: typed tuple keys whose bytes keep their order.
+#[derive(Parser)]
+#[command(name = "strata", version, about)]
+struct Cli {
+    /// Database directory (for `kv` and `table`).
+    #[arg(long, global = true)]
+    db: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Encode, decode and stripe keys.
+    Key(key::KeyArgs),
+    /// Raw key-value access to a database directory.
+    Kv(kv::KvArgs),
+    /// Tables with typed partition and sort keys.
+    Table(table::TableArgs),
+    /// hyperdb (DEP-0004) databases.
+    Hyperdb(hyperdb::HyperdbArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            // Help and version go to stdout with success; usage errors are exit code 2.
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let _ = e.print();
+            return ExitCode::from(code);
+        }
+    };
+    let result = match cli.command {
+        Command::Key(a) => key::run(a),
+        Command::Kv(a) => kv::run(a, cli.db),
+        Command::Table(a) => table::run(a, cli.db),
+        Command::Hyperdb(a) => hyperdb::run(a),
+    };
+    match result {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => {
+            eprintln!("strata: {}", e.message);
+            ExitCode::from(e.code)
+        }
+    }
+}

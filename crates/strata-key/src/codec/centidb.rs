@@ -1,0 +1,1 @@
+//! The `centidb` codec (being written: see issue 2).

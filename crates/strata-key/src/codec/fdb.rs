@@ -1,0 +1,1 @@
+//! The `fdb` codec (being written: see issue 2).

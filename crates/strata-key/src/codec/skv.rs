@@ -1,0 +1,1 @@
+//! The `skv` codec (being written: see issue 2).

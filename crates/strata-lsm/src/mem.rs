@@ -1,0 +1,203 @@
+//! [`MemEngine`]: an in-memory [`Engine`] for tests and `Db::memory()`.
+
+use std::collections::BTreeMap;
+use std::ops::Bound;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, RwLock};
+
+use crate::engine::{Direction, Engine, KeyRange, KvIter, KvPair, Op, Snapshot, WriteBatch};
+use crate::error::{Error, Result};
+
+type Map = BTreeMap<Vec<u8>, Vec<u8>>;
+
+/// An in-memory engine: a copy-on-write ordered map. A snapshot shares the map; the next
+/// write after a snapshot copies it (fine for tests and small data sets).
+#[derive(Default)]
+pub struct MemEngine {
+    map: RwLock<Arc<Map>>,
+    closed: AtomicBool,
+}
+
+impl MemEngine {
+    /// An empty engine.
+    pub fn new() -> MemEngine {
+        MemEngine::default()
+    }
+
+    fn check_open(&self) -> Result<()> {
+        if self.closed.load(Ordering::Acquire) {
+            Err(Error::Closed)
+        } else {
+            Ok(())
+        }
+    }
+
+    fn current(&self) -> Arc<Map> {
+        match self.map.read() {
+            Ok(g) => Arc::clone(&g),
+            Err(p) => Arc::clone(&p.into_inner()),
+        }
+    }
+}
+
+struct MemSnapshot(Arc<Map>);
+
+impl Snapshot for MemSnapshot {
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        Ok(self.0.get(key).cloned())
+    }
+
+    fn range(&self, range: KeyRange, direction: Direction) -> Result<KvIter> {
+        Ok(Box::new(MemIter {
+            map: Arc::clone(&self.0),
+            range,
+            direction,
+            buf: Vec::new(),
+            done: false,
+        }))
+    }
+}
+
+/// Iterates an owned map in chunks, narrowing the range as it goes.
+struct MemIter {
+    map: Arc<Map>,
+    range: KeyRange,
+    direction: Direction,
+    buf: Vec<KvPair>,
+    done: bool,
+}
+
+const CHUNK: usize = 256;
+
+impl MemIter {
+    fn refill(&mut self) {
+        if self.done {
+            return;
+        }
+        let bounds = (self.range.start.clone(), self.range.end.clone());
+        if let (Bound::Included(s) | Bound::Excluded(s), Bound::Included(e) | Bound::Excluded(e)) =
+            (&bounds.0, &bounds.1)
+        {
+            let empty = s > e
+                || (s == e && !matches!((&bounds.0, &bounds.1), (Bound::Included(_), Bound::Included(_))));
+            if empty {
+                self.done = true;
+                return;
+            }
+        }
+        let iter = self.map.range::<Vec<u8>, _>(bounds);
+        let mut chunk: Vec<KvPair> = match self.direction {
+            Direction::Forward => iter.take(CHUNK).map(|(k, v)| (k.clone(), v.clone())).collect(),
+            Direction::Reverse => iter.rev().take(CHUNK).map(|(k, v)| (k.clone(), v.clone())).collect(),
+        };
+        if chunk.len() < CHUNK {
+            self.done = true;
+        }
+        if let Some((last, _)) = chunk.last() {
+            match self.direction {
+                Direction::Forward => self.range.start = Bound::Excluded(last.clone()),
+                Direction::Reverse => self.range.end = Bound::Excluded(last.clone()),
+            }
+        }
+        chunk.reverse();
+        self.buf = chunk;
+    }
+}
+
+impl Iterator for MemIter {
+    type Item = Result<KvPair>;
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.buf.is_empty() {
+            self.refill();
+        }
+        self.buf.pop().map(Ok)
+    }
+}
+
+impl Engine for MemEngine {
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.check_open()?;
+        Ok(self.current().get(key).cloned())
+    }
+
+    fn write(&self, batch: WriteBatch) -> Result<()> {
+        self.check_open()?;
+        let mut guard = match self.map.write() {
+            Ok(g) => g,
+            Err(p) => p.into_inner(),
+        };
+        for (index, c) in batch.conditions.iter().enumerate() {
+            if !c.holds(guard.get(c.key()).map(Vec::as_slice)) {
+                return Err(Error::ConditionFailed {
+                    index,
+                    reason: format!("{c:?}"),
+                });
+            }
+        }
+        let map = Arc::make_mut(&mut guard);
+        for op in batch.ops {
+            match op {
+                Op::Put(k, v) => {
+                    map.insert(k, v);
+                }
+                Op::Delete(k) => {
+                    map.remove(&k);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn snapshot(&self) -> Result<Arc<dyn Snapshot>> {
+        self.check_open()?;
+        Ok(Arc::new(MemSnapshot(self.current())))
+    }
+
+    fn flush(&self) -> Result<()> {
+        self.check_open()
+    }
+
+    fn compact(&self) -> Result<()> {
+        self.check_open()
+    }
+
+    fn close(&self) -> Result<()> {
+        self.closed.store(true, Ordering::Release);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::Condition;
+
+    #[test]
+    fn snapshot_isolation_and_reverse() {
+        let e = MemEngine::new();
+        for i in 0..600u32 {
+            crate::engine::put(&e, &i.to_be_bytes(), b"v").unwrap();
+        }
+        let snap = e.snapshot().unwrap();
+        crate::engine::put(&e, &9999u32.to_be_bytes(), b"new").unwrap();
+        let fwd: Vec<_> = snap.range(KeyRange::all(), Direction::Forward).unwrap().collect::<Result<_>>().unwrap();
+        assert_eq!(fwd.len(), 600);
+        let rev: Vec<_> = e
+            .range(KeyRange::half_open(10u32.to_be_bytes(), 20u32.to_be_bytes()), Direction::Reverse)
+            .unwrap()
+            .map(|r| r.unwrap().0)
+            .collect();
+        assert_eq!(rev.len(), 10);
+        assert_eq!(rev[0], 19u32.to_be_bytes());
+    }
+
+    #[test]
+    fn conditions_are_atomic() {
+        let e = MemEngine::new();
+        let mut b = WriteBatch::new();
+        b.put(b"a".to_vec(), b"1".to_vec()).require(Condition::Absent(b"a".to_vec()));
+        e.write(b.clone()).unwrap();
+        assert!(matches!(e.write(b), Err(Error::ConditionFailed { index: 0, .. })));
+        assert_eq!(e.get(b"a").unwrap(), Some(b"1".to_vec()));
+    }
+}
