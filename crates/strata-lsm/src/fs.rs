@@ -17,6 +17,15 @@ pub trait WritableFile: Send {
     fn append(&mut self, buf: &[u8]) -> io::Result<()>;
     /// Makes everything appended so far durable.
     fn sync(&mut self) -> io::Result<()>;
+    /// A handle that syncs this file from another thread while appends continue (group
+    /// commit): it makes durable at least what was appended before the call.
+    fn syncer(&self) -> io::Result<Arc<dyn FileSyncer>>;
+}
+
+/// Syncs a file from another thread (see [`WritableFile::syncer`]).
+pub trait FileSyncer: Send + Sync {
+    /// Makes durable everything appended before this call.
+    fn sync(&self) -> io::Result<()>;
 }
 
 /// A file opened for positional reads.
@@ -64,6 +73,17 @@ impl WritableFile for RealWritable {
     fn sync(&mut self) -> io::Result<()> {
         self.0.sync_data()
     }
+    fn syncer(&self) -> io::Result<Arc<dyn FileSyncer>> {
+        Ok(Arc::new(RealSyncer(self.0.try_clone()?)))
+    }
+}
+
+struct RealSyncer(File);
+
+impl FileSyncer for RealSyncer {
+    fn sync(&self) -> io::Result<()> {
+        self.0.sync_data()
+    }
 }
 
 struct RealReadable {
@@ -83,7 +103,11 @@ impl ReadableFile for RealReadable {
 
 impl Fs for RealFs {
     fn create(&self, path: &Path) -> io::Result<Box<dyn WritableFile>> {
-        let f = OpenOptions::new().write(true).create(true).truncate(true).open(path)?;
+        let f = OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(path)?;
         Ok(Box::new(RealWritable(f)))
     }
     fn open(&self, path: &Path) -> io::Result<Arc<dyn ReadableFile>> {
@@ -185,7 +209,10 @@ impl FaultFs {
 
     /// Bytes appended to `path` but not yet synced (for tests).
     pub fn unsynced_bytes(&self, path: &Path) -> u64 {
-        lock(&self.files).get(path).map(|s| s.written - s.synced).unwrap_or(0)
+        lock(&self.files)
+            .get(path)
+            .map(|s| s.written - s.synced)
+            .unwrap_or(0)
     }
 }
 
@@ -216,7 +243,8 @@ impl WritableFile for FaultWritable {
             if (buf.len() as u64) > left {
                 return Err(injected("write failed"));
             }
-            self.write_budget.store(left - buf.len() as u64, Ordering::SeqCst);
+            self.write_budget
+                .store(left - buf.len() as u64, Ordering::SeqCst);
         }
         self.inner.append(buf)?;
         if let Some(st) = lock(&self.files).get_mut(&self.path) {
@@ -231,6 +259,35 @@ impl WritableFile for FaultWritable {
         self.inner.sync()?;
         if let Some(st) = lock(&self.files).get_mut(&self.path) {
             st.synced = st.written;
+        }
+        Ok(())
+    }
+    fn syncer(&self) -> io::Result<Arc<dyn FileSyncer>> {
+        Ok(Arc::new(FaultSyncer {
+            inner: self.inner.syncer()?,
+            path: self.path.clone(),
+            files: Arc::clone(&self.files),
+            fail_sync: Arc::clone(&self.fail_sync),
+        }))
+    }
+}
+
+struct FaultSyncer {
+    inner: Arc<dyn FileSyncer>,
+    path: PathBuf,
+    files: Arc<Mutex<HashMap<PathBuf, FileState>>>,
+    fail_sync: Arc<AtomicBool>,
+}
+
+impl FileSyncer for FaultSyncer {
+    fn sync(&self) -> io::Result<()> {
+        if self.fail_sync.load(Ordering::SeqCst) {
+            return Err(injected("fsync failed"));
+        }
+        let written = lock(&self.files).get(&self.path).map(|s| s.written);
+        self.inner.sync()?;
+        if let (Some(w), Some(st)) = (written, lock(&self.files).get_mut(&self.path)) {
+            st.synced = st.synced.max(w);
         }
         Ok(())
     }
