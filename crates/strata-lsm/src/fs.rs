@@ -166,9 +166,15 @@ pub struct FaultFs {
     fail_sync: Arc<AtomicBool>,
     write_budget: Arc<AtomicU64>,
     budget_on: Arc<AtomicBool>,
+    syncs: Arc<AtomicU64>,
 }
 
 impl FaultFs {
+    /// Number of successful file syncs so far (to observe group commit).
+    pub fn syncs(&self) -> u64 {
+        self.syncs.load(Ordering::SeqCst)
+    }
+
     /// A fault layer with no fault armed.
     pub fn new() -> FaultFs {
         FaultFs::default()
@@ -234,6 +240,7 @@ struct FaultWritable {
     fail_sync: Arc<AtomicBool>,
     write_budget: Arc<AtomicU64>,
     budget_on: Arc<AtomicBool>,
+    syncs: Arc<AtomicU64>,
 }
 
 impl WritableFile for FaultWritable {
@@ -257,6 +264,7 @@ impl WritableFile for FaultWritable {
             return Err(injected("fsync failed"));
         }
         self.inner.sync()?;
+        self.syncs.fetch_add(1, Ordering::SeqCst);
         if let Some(st) = lock(&self.files).get_mut(&self.path) {
             st.synced = st.written;
         }
@@ -268,6 +276,7 @@ impl WritableFile for FaultWritable {
             path: self.path.clone(),
             files: Arc::clone(&self.files),
             fail_sync: Arc::clone(&self.fail_sync),
+            syncs: Arc::clone(&self.syncs),
         }))
     }
 }
@@ -277,6 +286,7 @@ struct FaultSyncer {
     path: PathBuf,
     files: Arc<Mutex<HashMap<PathBuf, FileState>>>,
     fail_sync: Arc<AtomicBool>,
+    syncs: Arc<AtomicU64>,
 }
 
 impl FileSyncer for FaultSyncer {
@@ -286,6 +296,7 @@ impl FileSyncer for FaultSyncer {
         }
         let written = lock(&self.files).get(&self.path).map(|s| s.written);
         self.inner.sync()?;
+        self.syncs.fetch_add(1, Ordering::SeqCst);
         if let (Some(w), Some(st)) = (written, lock(&self.files).get_mut(&self.path)) {
             st.synced = st.synced.max(w);
         }
@@ -304,6 +315,7 @@ impl Fs for FaultFs {
             fail_sync: Arc::clone(&self.fail_sync),
             write_budget: Arc::clone(&self.write_budget),
             budget_on: Arc::clone(&self.budget_on),
+            syncs: Arc::clone(&self.syncs),
         }))
     }
     fn open(&self, path: &Path) -> io::Result<Arc<dyn ReadableFile>> {

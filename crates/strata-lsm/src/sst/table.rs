@@ -213,7 +213,7 @@ pub fn decode_footer(f: &[u8], file_len: u64) -> std::result::Result<Footer, (us
     }
     let c = u32_at(f, 36).unwrap_or(0);
     if crc(&f[..36]) != c {
-        return Err((36, "footer checksum mismatch".into()));
+        return Err((0, "footer checksum mismatch".into()));
     }
     let version = u32_at(f, 32).unwrap_or(0);
     if version != SST_VERSION {
