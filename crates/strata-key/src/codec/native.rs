@@ -59,7 +59,7 @@ const STR_ESC_00: u8 = 0xfe;
 /// `0x01` inside a string is written `0x01 0xff`.
 const STR_ESC_01: u8 = 0xff;
 /// Trailer of fixed-width payloads (floats, UUIDs): keeps the last byte non-zero.
-const TRAILER: u8 = 0x01;
+pub(crate) const TRAILER: u8 = 0x01;
 
 /// Sort order of one key field.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -349,7 +349,7 @@ fn put_payload(out: &mut Vec<u8>, rem: u128, p: usize, invert: bool) {
     out.push((r + 1) ^ mask);
 }
 
-fn encode_int(v: i128, out: &mut Vec<u8>) {
+pub(crate) fn encode_int(v: i128, out: &mut Vec<u8>) {
     if v >= 0 {
         let m = v as u128;
         if m < POS_CLASSES[0].tags as u128 {
@@ -459,7 +459,7 @@ fn encode_value(v: &Value, nulls_last: bool, out: &mut Vec<u8>) {
 
 /// Bytes with `0x00 → 01 fe`, `0x01 → 01 ff`, then the terminator `0x01`.
 #[inline]
-fn put_escaped(out: &mut Vec<u8>, s: &[u8]) {
+pub(crate) fn put_escaped(out: &mut Vec<u8>, s: &[u8]) {
     out.reserve(s.len() + 1);
     let mut rest = s;
     while let Some(i) = memchr::memchr2(0x00, 0x01, rest) {
@@ -475,7 +475,7 @@ fn put_escaped(out: &mut Vec<u8>, s: &[u8]) {
 /// IEEE bits mapped so that unsigned order = `totalOrder`: flip all bits of negatives, only
 /// the sign bit of positives.
 #[inline]
-fn ordered_f64(f: f64) -> u64 {
+pub(crate) fn ordered_f64(f: f64) -> u64 {
     let b = f.to_bits();
     if b >> 63 == 1 {
         !b
@@ -485,12 +485,12 @@ fn ordered_f64(f: f64) -> u64 {
 }
 
 #[inline]
-fn unordered_f64(u: u64) -> f64 {
+pub(crate) fn unordered_f64(u: u64) -> f64 {
     f64::from_bits(if u >> 63 == 1 { u & !(1 << 63) } else { !u })
 }
 
 #[inline]
-fn ordered_f32(f: f32) -> u32 {
+pub(crate) fn ordered_f32(f: f32) -> u32 {
     let b = f.to_bits();
     if b >> 31 == 1 {
         !b
@@ -500,7 +500,7 @@ fn ordered_f32(f: f32) -> u32 {
 }
 
 #[inline]
-fn unordered_f32(u: u32) -> f32 {
+pub(crate) fn unordered_f32(u: u32) -> f32 {
     f32::from_bits(if u >> 31 == 1 { u & !(1 << 31) } else { !u })
 }
 
@@ -511,17 +511,17 @@ fn unordered_f32(u: u32) -> f32 {
 /// Nested tuples deeper than this are refused (bounded recursion on untrusted input).
 pub const MAX_DEPTH: usize = 64;
 
-struct Reader<'a> {
+pub(crate) struct Reader<'a> {
     bytes: &'a [u8],
-    pos: usize,
+    pub(crate) pos: usize,
     /// 0x00 for ascending elements, 0xff for descending ones (bytes are complemented).
-    mask: u8,
+    pub(crate) mask: u8,
     /// Start of the current top-level element (for error offsets).
     elem_start: usize,
 }
 
 impl<'a> Reader<'a> {
-    fn new(bytes: &'a [u8]) -> Self {
+    pub(crate) fn new(bytes: &'a [u8]) -> Self {
         Reader {
             bytes,
             pos: 0,
@@ -530,16 +530,24 @@ impl<'a> Reader<'a> {
         }
     }
 
-    fn at_end(&self) -> bool {
+    pub(crate) fn bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+
+    pub(crate) fn at_end(&self) -> bool {
         self.pos >= self.bytes.len()
     }
 
-    fn err(&self, at: usize, reason: impl Into<std::borrow::Cow<'static, str>>) -> DecodeError {
+    pub(crate) fn err(
+        &self,
+        at: usize,
+        reason: impl Into<std::borrow::Cow<'static, str>>,
+    ) -> DecodeError {
         DecodeError::new(CODEC, at, reason)
     }
 
     #[inline]
-    fn byte(&mut self) -> Result<u8, DecodeError> {
+    pub(crate) fn byte(&mut self) -> Result<u8, DecodeError> {
         match self.bytes.get(self.pos) {
             Some(b) => {
                 self.pos += 1;
@@ -550,7 +558,7 @@ impl<'a> Reader<'a> {
     }
 
     #[inline]
-    fn take(&mut self, n: usize) -> Result<&'a [u8], DecodeError> {
+    pub(crate) fn take(&mut self, n: usize) -> Result<&'a [u8], DecodeError> {
         match self.bytes.get(self.pos..self.pos + n) {
             Some(s) => {
                 self.pos += n;
@@ -599,7 +607,7 @@ impl<'a> Reader<'a> {
         self.top_element().map(|_| ())
     }
 
-    fn value(&mut self, depth: usize) -> Result<Value, DecodeError> {
+    pub(crate) fn value(&mut self, depth: usize) -> Result<Value, DecodeError> {
         let at = self.pos;
         let tag = self.byte()?;
         Ok(match tag {
@@ -622,10 +630,10 @@ impl<'a> Reader<'a> {
                 self.trailer()?;
                 Value::Float(unordered_f64(u))
             }
-            TAG_BYTES => Value::Bytes(self.escaped()?),
+            TAG_BYTES => Value::Bytes(self.escaped_cow()?.into_owned()),
             TAG_TEXT => {
                 let start = self.pos;
-                let b = self.escaped()?;
+                let b = self.escaped_cow()?.into_owned();
                 match String::from_utf8(b) {
                     Ok(s) => Value::Text(s),
                     Err(e) => {
@@ -681,7 +689,7 @@ impl<'a> Reader<'a> {
         })
     }
 
-    fn sub_int(&mut self) -> Result<i128, DecodeError> {
+    pub(crate) fn sub_int(&mut self) -> Result<i128, DecodeError> {
         let at = self.pos;
         let tag = self.byte()?;
         if !(TAG_INT_MIN..=TAG_INT_MAX).contains(&tag) {
@@ -690,7 +698,7 @@ impl<'a> Reader<'a> {
         self.int_after_tag(tag, at)
     }
 
-    fn trailer(&mut self) -> Result<(), DecodeError> {
+    pub(crate) fn trailer(&mut self) -> Result<(), DecodeError> {
         let at = self.pos;
         match self.byte()? {
             TRAILER => Ok(()),
@@ -698,7 +706,7 @@ impl<'a> Reader<'a> {
         }
     }
 
-    fn int_after_tag(&mut self, tag: u8, at: usize) -> Result<i128, DecodeError> {
+    pub(crate) fn int_after_tag(&mut self, tag: u8, at: usize) -> Result<i128, DecodeError> {
         let (neg, c, k) = INT_TAGS[tag as usize];
         let (classes, starts) = if neg {
             (&NEG_CLASSES, &NEG_STARTS)
@@ -729,6 +737,25 @@ impl<'a> Reader<'a> {
             .filter(|m| *m <= i128::MAX as u128)
             .ok_or_else(|| self.err(at, "integer out of range"))?;
         Ok(if neg { !(m as i128) } else { m as i128 })
+    }
+
+    /// An escaped string up to and including its terminator, borrowed from the input when it
+    /// holds no escape (the common case).
+    pub(crate) fn escaped_cow(&mut self) -> Result<std::borrow::Cow<'a, [u8]>, DecodeError> {
+        if self.mask == 0 {
+            let rest = &self.bytes[self.pos..];
+            if let Some(i) = memchr::memchr(STR_ESC, rest) {
+                let next = rest.get(i + 1).copied();
+                if next != Some(STR_ESC_00) && next != Some(STR_ESC_01) {
+                    if let Some(z) = memchr::memchr(0, &rest[..i]) {
+                        return Err(self.err(self.pos + z, "unescaped 0x00 inside a string"));
+                    }
+                    self.pos += i + 1;
+                    return Ok(std::borrow::Cow::Borrowed(&rest[..i]));
+                }
+            }
+        }
+        self.escaped().map(std::borrow::Cow::Owned)
     }
 
     /// An escaped string up to and including its terminator.
