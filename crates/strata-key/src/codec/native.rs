@@ -855,3 +855,35 @@ mod tests {
         assert!(c.decode(&[TAG_TUPLE; 100]).is_err());
     }
 }
+
+#[cfg(test)]
+mod format_doc_examples {
+    use super::*;
+
+    /// The examples printed in docs/FORMAT.md.
+    #[test]
+    fn documented_bytes() {
+        for (v, h) in [
+            (0i128, "28"),
+            (13, "35"),
+            (23, "3f"),
+            (24, "4001"),
+            (613, "4252"),
+            (8152, "600001"),
+            (15122, "601b71"),
+            (5124324, "6846ae69"),
+            (1_700_000_000_000, "6b008decb8c9bb"),
+            (-1, "27"),
+            (-9, "1ffe"),
+            (-2041, "17fffe"),
+        ] {
+            let mut out = Vec::new();
+            encode_int(v, &mut out);
+            assert_eq!(hex::encode(out), h, "{v}");
+        }
+        let t = crate::tuple!(613, 15122, 5124324, 13);
+        assert_eq!(hex::encode(NativeCodec::new().encode(&t).unwrap()), "4252601b716846ae6935");
+        let t = crate::tuple!(Value::Null, "a\0", Value::Bytes(vec![1]), crate::tuple!());
+        assert_eq!(hex::encode(NativeCodec::new().encode(&t).unwrap()), "027961 01fe 01 78 01ff 01 7c01".replace(' ', ""));
+    }
+}
