@@ -266,8 +266,8 @@ fn crash_loop(sync: &str, rounds: usize) {
         for (r, count) in per_round.iter_mut().enumerate() {
             // Keys of round r come in input order: the recovered state is a prefix of the input.
             let mut i = 0usize;
-            let mut peek = rows.clone();
-            while let Some((k, v)) = peek.next() {
+            let peek = rows.clone();
+            for (k, v) in peek {
                 if !k.starts_with(&format!("r{r:02}-")) {
                     break;
                 }
