@@ -11,7 +11,10 @@ use crate::error::Result;
 use crate::memtable::Memtable;
 use crate::sst::table::{Entry, Source, Table, TableIter};
 
-const MEM_CHUNK: usize = 128;
+/// Chunks start small (a seek that reads a few keys from each of many stripes copies little)
+/// and grow for long scans.
+const MEM_CHUNK_FIRST: usize = 4;
+const MEM_CHUNK_MAX: usize = 256;
 
 /// The visible newest versions of a memtable over a range, fetched in chunks.
 pub struct MemSource {
@@ -23,6 +26,7 @@ pub struct MemSource {
     buf: std::vec::IntoIter<Entry>,
     resume: Option<Vec<u8>>,
     done: bool,
+    chunk: usize,
 }
 
 impl MemSource {
@@ -43,6 +47,7 @@ impl MemSource {
             buf: Vec::new().into_iter(),
             resume: None,
             done: false,
+            chunk: MEM_CHUNK_FIRST,
         }
     }
 }
@@ -55,15 +60,17 @@ impl Source for MemSource {
         if self.done {
             return Ok(None);
         }
+        let want = self.chunk;
+        self.chunk = (self.chunk * 4).min(MEM_CHUNK_MAX);
         let chunk = self.mem.chunk(
             &self.lo,
             &self.hi,
             self.resume.as_deref(),
             self.dir,
             self.seq,
-            MEM_CHUNK,
+            want,
         );
-        if chunk.len() < MEM_CHUNK {
+        if chunk.len() < want {
             self.done = true;
         }
         self.resume = chunk.last().map(|e| e.0.clone());

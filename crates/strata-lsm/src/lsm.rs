@@ -306,7 +306,7 @@ impl Inner {
         self.l0_max.load(Ordering::Relaxed) >= self.opts.l0_compaction_trigger
     }
 
-    fn write(&self, batch: WriteBatch) -> Result<()> {
+    fn write(&self, batch: WriteBatch, sync: SyncMode) -> Result<()> {
         self.check_writable()?;
         if batch.is_empty() {
             return Ok(());
@@ -340,18 +340,30 @@ impl Inner {
             c.last_seq = seq;
             let mut added = 0;
             {
+                // One lock acquisition per stripe touched; ops keep their order within a
+                // stripe (the sort is stable), so a later op on a key still wins.
+                let mut ops: Vec<(usize, Vec<u8>, Value)> = batch
+                    .ops
+                    .into_iter()
+                    .map(|op| {
+                        let (k, v) = match op {
+                            Op::Put(k, v) => (k, Some(v)),
+                            Op::Delete(k) => (k, None),
+                        };
+                        (self.stripe_of(&k), k, v)
+                    })
+                    .collect();
+                ops.sort_by_key(|o| o.0);
                 let st = read(&self.state);
-                for op in batch.ops {
-                    let (k, v) = match op {
-                        Op::Put(k, v) => (k, Some(v)),
-                        Op::Delete(k) => (k, None),
-                    };
-                    let s = self.stripe_of(&k);
-                    added += st.active[s].insert(seq, std::iter::once((k, v)));
+                let mut it = ops.into_iter().peekable();
+                while let Some(&(s, _, _)) = it.peek() {
+                    let group =
+                        std::iter::from_fn(|| it.next_if(|o| o.0 == s)).map(|(_, k, v)| (k, v));
+                    added += st.active[s].insert(seq, group);
                 }
             }
-            if self.opts.sync == SyncMode::None {
-                self.visible.store(seq, Ordering::Release);
+            if sync == SyncMode::None {
+                self.visible.fetch_max(seq, Ordering::AcqRel);
             }
             let total = self.active_bytes.fetch_add(added, Ordering::Relaxed) + added;
             if total >= self.opts.memtable_budget_bytes / 2
@@ -360,7 +372,7 @@ impl Inner {
                 self.freeze_locked(&mut c)?;
             }
         }
-        if self.opts.sync == SyncMode::Always {
+        if sync == SyncMode::Always {
             self.wait_durable(seq)?;
         }
         if !self.opts.background
@@ -1290,6 +1302,21 @@ impl LsmEngine {
         }
     }
 
+    /// Applies a batch like [`Engine::write`], with this durability instead of the one in
+    /// the options. (A batch acknowledged with [`SyncMode::None`] makes earlier unsynced
+    /// batches visible too: visibility follows acknowledgement order.)
+    pub fn write_with_sync(&self, batch: WriteBatch, sync: SyncMode) -> Result<()> {
+        self.inner.write(batch, sync)
+    }
+
+    /// Makes every acknowledged write durable (one WAL fsync).
+    pub fn sync_wal(&self) -> Result<()> {
+        let i = &self.inner;
+        i.check_writable()?;
+        let seq = lock(&i.commit).last_seq;
+        i.wait_durable(seq)
+    }
+
     /// The stripe of a key.
     pub fn stripe_of(&self, key: &[u8]) -> u32 {
         self.inner.stripe_of(key) as u32
@@ -1348,7 +1375,7 @@ impl Engine for LsmEngine {
     }
 
     fn write(&self, batch: WriteBatch) -> Result<()> {
-        self.inner.write(batch)
+        self.inner.write(batch, self.inner.opts.sync)
     }
 
     fn snapshot(&self) -> Result<Arc<dyn Snapshot>> {

@@ -1,0 +1,29 @@
+//! SST block and index decoding on arbitrary bytes: never panics.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use std::sync::Arc;
+use strata_lsm::sst::block::Block;
+use strata_lsm::sst::table::decode_index;
+
+fuzz_target!(|data: &[u8]| {
+    // The first byte picks a seek target length; the rest is the block.
+    let (t, body) = match data.split_first() {
+        Some((n, rest)) => {
+            let n = (*n as usize).min(rest.len()).min(8);
+            (&rest[..n], &rest[n..])
+        }
+        None => return,
+    };
+    if let Ok(b) = Block::new(Arc::new(body.to_vec())) {
+        if let Ok(entries) = b.entries() {
+            for w in entries.windows(2) {
+                assert!(w[0].0 < w[1].0);
+            }
+        }
+        let mut k = Vec::new();
+        let _ = b.seek(t, &mut k);
+        let _ = b.restart_before(t);
+        let _ = decode_index(&b);
+    }
+});
