@@ -146,11 +146,16 @@ mod fjall_kv {
             self.1
                 .range(k..)
                 .take(n)
-                .map(|g| g.into_inner().expect("read"))
+                .map(|g| g.into_inner().expect("read").1.len())
+                .filter(|l| *l > 0)
                 .count()
         }
         fn scan(&mut self) -> usize {
-            self.1.iter().map(|g| g.into_inner().expect("read")).count()
+            self.1
+                .iter()
+                .map(|g| g.into_inner().expect("read").1.len())
+                .filter(|l| *l > 0)
+                .count()
         }
         fn sync(&mut self) {
             self.0.persist(PersistMode::SyncAll).expect("persist");
@@ -333,11 +338,16 @@ mod sled_kv {
             self.0
                 .range(k..)
                 .take(n)
-                .map(|r| r.expect("read").1.to_vec())
+                .map(|r| r.expect("read").1.len())
+                .filter(|l| *l > 0)
                 .count()
         }
         fn scan(&mut self) -> usize {
-            self.0.iter().map(|r| r.expect("read").1.to_vec()).count()
+            self.0
+                .iter()
+                .map(|r| r.expect("read").1.len())
+                .filter(|l| *l > 0)
+                .count()
         }
         fn sync(&mut self) {
             self.0.flush().expect("flush");
@@ -360,7 +370,7 @@ mod rocks_kv {
         o.create_if_missing(true);
         o.set_compression_type(DBCompressionType::None);
         let mut t = BlockBasedOptions::default();
-        t.set_block_cache(&Cache::new_lru_cache(cache));
+        t.set_block_cache(&Cache::new_lru_cache(cache).expect("cache"));
         t.set_bloom_filter(10.0, false);
         o.set_block_based_table_factory(&t);
         K(DB::open(&o, dir).expect("open rocksdb"))
@@ -386,13 +396,15 @@ mod rocks_kv {
             self.0
                 .iterator(IteratorMode::From(k, rocksdb::Direction::Forward))
                 .take(n)
-                .map(|r| r.expect("read"))
+                .map(|r| r.expect("read").1.len())
+                .filter(|l| *l > 0)
                 .count()
         }
         fn scan(&mut self) -> usize {
             self.0
                 .iterator(IteratorMode::Start)
-                .map(|r| r.expect("read"))
+                .map(|r| r.expect("read").1.len())
+                .filter(|l| *l > 0)
                 .count()
         }
         fn sync(&mut self) {
