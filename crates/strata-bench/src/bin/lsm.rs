@@ -524,7 +524,7 @@ fn child(engine: &str, base: &Path, n: u64, cache: usize) {
             assert!(db.get(&k), "{engine}: key missing");
         }
         report("readrandom", n, t);
-        if engine != "kstone" {
+        if engine != "kstone" && std::env::var_os("LSM_BENCH_NO_SEEK").is_none() {
             let seeks = (n / 10).max(1);
             let t = Instant::now();
             for _ in 0..seeks {

@@ -146,7 +146,16 @@ impl SstWriter {
     }
 
     /// Writes index, filter and footer and syncs the file.
-    pub fn finish(mut self) -> Result<FileMeta> {
+    pub fn finish(self) -> Result<FileMeta> {
+        let path = self.path.clone();
+        let (meta, mut file) = self.finish_unsynced()?;
+        file.sync().map_err(|source| Error::Io { path, source })?;
+        Ok(meta)
+    }
+
+    /// Writes index, filter and footer; the caller must sync the returned file before the
+    /// SST is referenced by the manifest (lets a flush sync many files at once).
+    pub fn finish_unsynced(mut self) -> Result<(FileMeta, Box<dyn WritableFile>)> {
         let largest = if self.block.is_empty() {
             None
         } else {
@@ -172,14 +181,14 @@ impl SstWriter {
         f.extend_from_slice(&c.to_le_bytes());
         f.extend_from_slice(SST_MAGIC);
         self.file.append(&f).map_err(|e| self.io(e))?;
-        self.file.sync().map_err(|e| self.io(e))?;
-        Ok(FileMeta {
+        let meta = FileMeta {
             id: self.id,
             size: self.offset + FOOTER as u64,
             entries: self.entries,
             smallest: self.smallest.unwrap_or_default(),
             largest,
-        })
+        };
+        Ok((meta, self.file))
     }
 
     fn index_last_key(&self) -> Vec<u8> {
