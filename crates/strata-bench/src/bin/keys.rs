@@ -118,6 +118,11 @@ struct Outcome {
     note: &'static str,
 }
 
+thread_local! {
+    /// `--only NAME`: time only the codecs whose name contains NAME (for profiling).
+    static ONLY: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
+}
+
 /// Times `f` over the corpus until at least `min` has passed; ns per item.
 fn per_item(n: usize, min: Duration, mut f: impl FnMut()) -> f64 {
     f(); // warm up
@@ -150,6 +155,12 @@ where
     E: FnMut(&R, &mut Vec<u8>),
     D: FnMut(&[u8]) -> R,
 {
+    let skip = ONLY.with(|o| {
+        o.borrow()
+            .as_ref()
+            .is_some_and(|x| !name.contains(x.as_str()))
+    });
+    let min = if skip { Duration::ZERO } else { min };
     let keys: Vec<Vec<u8>> = rows
         .iter()
         .map(|r| {
@@ -195,12 +206,16 @@ where
 
 fn main() {
     let mut n = 200_000usize;
+    let mut only: Option<String> = None;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
-        if a == "--rows" {
-            n = args.next().and_then(|v| v.parse().ok()).unwrap_or(n);
+        match a.as_str() {
+            "--rows" => n = args.next().and_then(|v| v.parse().ok()).unwrap_or(n),
+            "--only" => only = args.next(),
+            _ => {}
         }
     }
+    ONLY.with(|o| *o.borrow_mut() = only);
     let min = Duration::from_millis(600);
     let rows = corpus(n);
     let mut sorted = rows.clone();

@@ -591,6 +591,12 @@ pub(crate) fn put_uuid(out: &mut Vec<u8>, b: &[u8; 16]) {
 #[inline]
 pub(crate) fn put_escaped(out: &mut Vec<u8>, s: &[u8]) {
     out.reserve(s.len() + 1);
+    // Short strings (most keys): one plain scan beats memchr's setup.
+    if s.len() <= 32 && s.iter().all(|&b| b > 1) {
+        out.extend_from_slice(s);
+        out.push(STR_ESC);
+        return;
+    }
     let mut rest = s;
     while let Some(i) = memchr::memchr2(0x00, 0x01, rest) {
         out.extend_from_slice(&rest[..i]);
@@ -946,7 +952,15 @@ impl<'a> Reader<'a> {
     pub(crate) fn escaped_cow(&mut self) -> Result<std::borrow::Cow<'a, [u8]>, DecodeError> {
         if self.mask == 0 {
             let rest = &self.bytes[self.pos..];
-            if let Some(i) = memchr::memchr(STR_ESC, rest) {
+            // The first byte ≤ 0x01 ends the fast path: a terminator (done), an escape (slow
+            // path) or a raw 0x00 (an error the slow path reports).
+            if let Some(i) = rest.iter().take(64).position(|&b| b <= 1) {
+                let next = rest.get(i + 1).copied();
+                if rest[i] == STR_ESC && next != Some(STR_ESC_00) && next != Some(STR_ESC_01) {
+                    self.pos += i + 1;
+                    return Ok(std::borrow::Cow::Borrowed(&rest[..i]));
+                }
+            } else if let Some(i) = memchr::memchr(STR_ESC, rest) {
                 let next = rest.get(i + 1).copied();
                 if next != Some(STR_ESC_00) && next != Some(STR_ESC_01) {
                     if let Some(z) = memchr::memchr(0, &rest[..i]) {
