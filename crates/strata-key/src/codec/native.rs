@@ -13,7 +13,7 @@
 //! "native"). In short: every element starts with a tag byte; ascending elements use tags
 //! `0x02..=0x7f`; a descending element is the bitwise complement of the ascending encoding (with
 //! the NULL placement swapped), so its tag is in `0x80..=0xfd` and the decoder knows the
-//! direction. Integers fold their length into the tag; strings escape `0x00`/`0x01` and end
+//! direction. Integers fold their length into the tag; string bytes are shifted by 2 (a prefix-free code) and end
 //! with `0x01`; fixed-width payloads end with a `0x01` trailer.
 
 use crate::codec::TupleCodec;
@@ -56,12 +56,13 @@ pub const TAG_TUPLE: u8 = 0x7d;
 /// NULL when nulls sort last.
 pub const TAG_NULL_LAST: u8 = 0x7f;
 
-/// Escape lead inside bytes/text; also the string terminator.
-const STR_ESC: u8 = 0x01;
-/// `0x00` inside a string is written `0x01 0xfe`.
-const STR_ESC_00: u8 = 0xfe;
-/// `0x01` inside a string is written `0x01 0xff`.
-const STR_ESC_01: u8 = 0xff;
+/// String terminator: below every byte a string's content is written with.
+const STR_END: u8 = 0x01;
+/// Content bytes `00..fb` are written `+2` (`02..fd`); `fc..ff` are written `fe` then
+/// `02..05`. `ff` never appears in a string.
+const STR_SHIFT: u8 = 2;
+/// Lead byte of the two-byte codes of `fc..ff`.
+const STR_HIGH: u8 = 0xfe;
 /// Trailer of fixed-width payloads (floats, UUIDs): keeps the last byte non-zero.
 pub(crate) const TRAILER: u8 = 0x01;
 
@@ -587,25 +588,26 @@ pub(crate) fn put_uuid(out: &mut Vec<u8>, b: &[u8; 16]) {
     out.push(r as u8 + 1);
 }
 
-/// Bytes with `0x00 → 01 fe`, `0x01 → 01 ff`, then the terminator `0x01`.
+/// A string: each byte `b < 0xfc` as `b + 2`, each byte `b ≥ 0xfc` as `fe, b − 0xfa`, then
+/// the terminator `01`. The code is prefix-free (no content byte is below `02`), keeps byte
+/// order, and never ends in `00` or `ff`. UTF-8 text never has a byte `≥ 0xf8`, so text costs
+/// exactly `len + 2`.
 #[inline]
 pub(crate) fn put_escaped(out: &mut Vec<u8>, s: &[u8]) {
     out.reserve(s.len() + 1);
-    // Short strings (most keys): one plain scan beats memchr's setup.
-    if s.len() <= 32 && s.iter().all(|&b| b > 1) {
-        out.extend_from_slice(s);
-        out.push(STR_ESC);
-        return;
+    if s.iter().all(|&b| b < 0xfc) {
+        out.extend(s.iter().map(|&b| b + STR_SHIFT));
+    } else {
+        for &b in s {
+            if b < 0xfc {
+                out.push(b + STR_SHIFT);
+            } else {
+                out.push(STR_HIGH);
+                out.push(b - 0xfa);
+            }
+        }
     }
-    let mut rest = s;
-    while let Some(i) = memchr::memchr2(0x00, 0x01, rest) {
-        out.extend_from_slice(&rest[..i]);
-        out.push(STR_ESC);
-        out.push(if rest[i] == 0 { STR_ESC_00 } else { STR_ESC_01 });
-        rest = &rest[i + 1..];
-    }
-    out.extend_from_slice(rest);
-    out.push(STR_ESC);
+    out.push(STR_END);
 }
 
 /// IEEE bits mapped so that unsigned order = `totalOrder`: flip all bits of negatives, only
@@ -763,10 +765,10 @@ impl<'a> Reader<'a> {
                 Value::F32(unordered_f32(u))
             }
             TAG_F64 | TAG_F64_HI => Value::Float(self.f64_after_tag(tag)?),
-            TAG_BYTES => Value::Bytes(self.escaped_cow()?.into_owned()),
+            TAG_BYTES => Value::Bytes(self.escaped()?),
             TAG_TEXT => {
                 let start = self.pos;
-                let b = self.escaped_cow()?.into_owned();
+                let b = self.escaped()?;
                 match String::from_utf8(b) {
                     Ok(s) => Value::Text(s),
                     Err(e) => {
@@ -947,65 +949,42 @@ impl<'a> Reader<'a> {
         Ok(if neg { !(m as i128) } else { m as i128 })
     }
 
-    /// An escaped string up to and including its terminator, borrowed from the input when it
-    /// holds no escape (the common case).
-    pub(crate) fn escaped_cow(&mut self) -> Result<std::borrow::Cow<'a, [u8]>, DecodeError> {
-        if self.mask == 0 {
-            let rest = &self.bytes[self.pos..];
-            // The first byte ≤ 0x01 ends the fast path: a terminator (done), an escape (slow
-            // path) or a raw 0x00 (an error the slow path reports).
-            if let Some(i) = rest.iter().take(64).position(|&b| b <= 1) {
-                let next = rest.get(i + 1).copied();
-                if rest[i] == STR_ESC && next != Some(STR_ESC_00) && next != Some(STR_ESC_01) {
-                    self.pos += i + 1;
-                    return Ok(std::borrow::Cow::Borrowed(&rest[..i]));
-                }
-            } else if let Some(i) = memchr::memchr(STR_ESC, rest) {
-                let next = rest.get(i + 1).copied();
-                if next != Some(STR_ESC_00) && next != Some(STR_ESC_01) {
-                    if let Some(z) = memchr::memchr(0, &rest[..i]) {
-                        return Err(self.err(self.pos + z, "unescaped 0x00 inside a string"));
+    /// A string up to and including its terminator (see [`put_escaped`]).
+    pub(crate) fn escaped(&mut self) -> Result<Vec<u8>, DecodeError> {
+        let end = STR_END ^ self.mask;
+        let rest = &self.bytes[self.pos..];
+        let Some(n) = memchr::memchr(end, rest) else {
+            return Err(self.err(self.bytes.len(), "string without its terminator"));
+        };
+        let body = &rest[..n];
+        let mut out = Vec::with_capacity(n);
+        let mask = self.mask;
+        let mut i = 0;
+        while i < body.len() {
+            let b = body[i] ^ mask;
+            match b {
+                0x02..=0xfd => out.push(b - STR_SHIFT),
+                STR_HIGH => {
+                    let c = body.get(i + 1).map(|x| x ^ mask);
+                    match c {
+                        Some(c @ 0x02..=0x05) => out.push(c + 0xfa),
+                        _ => {
+                            return Err(self.err(self.pos + i + 1, "bad two-byte code in a string"))
+                        }
                     }
-                    self.pos += i + 1;
-                    return Ok(std::borrow::Cow::Borrowed(&rest[..i]));
+                    i += 1;
+                }
+                other => {
+                    return Err(self.err(
+                        self.pos + i,
+                        format!("byte 0x{other:02x} cannot appear in a string"),
+                    ))
                 }
             }
+            i += 1;
         }
-        self.escaped().map(std::borrow::Cow::Owned)
-    }
-
-    /// An escaped string up to and including its terminator.
-    fn escaped(&mut self) -> Result<Vec<u8>, DecodeError> {
-        let esc = STR_ESC ^ self.mask;
-        let mut out = Vec::new();
-        loop {
-            let rest = &self.bytes[self.pos..];
-            let Some(i) = memchr::memchr(esc, rest) else {
-                return Err(self.err(self.bytes.len(), "string without its terminator"));
-            };
-            let chunk = &rest[..i];
-            let zero = self.mask; // a raw 0x00 (relative) is never written by the encoder
-            if let Some(z) = memchr::memchr(zero, chunk) {
-                return Err(self.err(self.pos + z, "unescaped 0x00 inside a string"));
-            }
-            if self.mask == 0 {
-                out.extend_from_slice(chunk);
-            } else {
-                out.extend(chunk.iter().map(|b| !b));
-            }
-            self.pos += i + 1;
-            match self.bytes.get(self.pos).map(|b| b ^ self.mask) {
-                Some(STR_ESC_00) => {
-                    out.push(0);
-                    self.pos += 1;
-                }
-                Some(STR_ESC_01) => {
-                    out.push(1);
-                    self.pos += 1;
-                }
-                _ => return Ok(out),
-            }
-        }
+        self.pos += n + 1;
+        Ok(out)
     }
 }
 
@@ -1108,7 +1087,7 @@ mod format_doc_examples {
         let t = crate::tuple!(Value::Null, "a\0", Value::Bytes(vec![1]), crate::tuple!());
         assert_eq!(
             hex::encode(NativeCodec::new().encode(&t).unwrap()),
-            "027961 01fe 01 78 01ff 01 7d01".replace(' ', "")
+            "027963 02 01 78 03 01 7d01".replace(' ', "")
         );
     }
 }

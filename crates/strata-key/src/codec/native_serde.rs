@@ -119,8 +119,8 @@ pub fn to_key_into<T: Serialize + ?Sized>(
     value.serialize(&mut s)
 }
 
-/// Decodes a native key into `T`. Strings borrow from `bytes` when `T` allows it and the
-/// string holds no escaped byte.
+/// Decodes a native key into `T` (strings are decoded into owned `String`s / byte buffers:
+/// the format shifts string bytes, so nothing can be borrowed).
 pub fn from_key<'de, T: serde::Deserialize<'de>>(bytes: &'de [u8]) -> Result<T> {
     let mut d = KeyDeserializer {
         r: Reader::new(bytes),
@@ -550,7 +550,7 @@ impl<'de> KeyDeserializer<'de> {
                 .into());
         }
         self.r.pos += 1;
-        let s = self.r.escaped_cow()?;
+        let s = Cow::Owned(self.r.escaped()?);
         self.end_element();
         Ok(s)
     }
@@ -1140,7 +1140,7 @@ mod tests {
     #[test]
     fn borrowed_strings_and_errors() {
         let k = to_key(&("plain", 1u8)).unwrap();
-        let (s, _): (&str, u8) = from_key(&k).unwrap();
+        let (s, _): (String, u8) = from_key(&k).unwrap();
         assert_eq!(s, "plain");
         assert!(from_key::<(String, u8, u8)>(&k).is_err());
         assert!(matches!(
