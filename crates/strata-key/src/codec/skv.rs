@@ -341,9 +341,10 @@ impl TupleCodec for SkvCodec {
             return Err(EncodeError::Invalid {
                 index: self.schema.len(),
                 reason: format!(
-                    "the tuple has {} elements but the schema only {} fields",
-                    tuple.len(),
-                    self.schema.len()
+                    "field {}: the schema has only {} fields (the tuple has {} elements)",
+                    self.schema.len(),
+                    self.schema.len(),
+                    tuple.len()
                 )
                 .into(),
             });
