@@ -10,7 +10,10 @@ use strata_key::json::tuple_from_json;
 use strata_key::{tuple, EncodeError, Time, Tuple, TupleCodec, Value};
 
 fn vectors() -> Json {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../vectors/centidb-keylib.json");
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../vectors/centidb-keylib.json"
+    );
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
@@ -38,7 +41,11 @@ fn every_vector_both_directions() {
                 .iter()
                 .map(|t| tuple_from_json(t).unwrap())
                 .collect();
-            assert_eq!(hex::encode(codec.encode_list(&tuples).unwrap()), hex, "{name}");
+            assert_eq!(
+                hex::encode(codec.encode_list(&tuples).unwrap()),
+                hex,
+                "{name}"
+            );
             assert_eq!(codec.decode_list(&bytes).unwrap(), tuples, "{name}");
             // The single-tuple API refuses it and says what to use.
             let e = codec.decode(&bytes).unwrap_err();
@@ -64,7 +71,12 @@ fn original_decoder_bugs_are_covered() {
         .filter(|x| x["roundtrip_python"] == false || x["roundtrip_c"] == false)
         .map(|x| x["name"].as_str().unwrap())
         .collect();
-    for name in ["int_neg_16777216", "uuid_nil", "uuid_fixed", "time_1969_utc"] {
+    for name in [
+        "int_neg_16777216",
+        "uuid_nil",
+        "uuid_fixed",
+        "time_1969_utc",
+    ] {
         assert!(broken.contains(&name), "{name} missing from {broken:?}");
     }
 }
@@ -82,7 +94,11 @@ fn order_check_groups() {
         for item in items {
             let t = tuple_from_json(&item["input"]).unwrap();
             let enc = codec.encode(&t).unwrap();
-            assert_eq!(hex::encode(&enc), item["hex"].as_str().unwrap(), "group {g}");
+            assert_eq!(
+                hex::encode(&enc),
+                item["hex"].as_str().unwrap(),
+                "group {g}"
+            );
             assert_eq!(codec.decode(&enc).unwrap(), t);
             if let Some((pt, pe)) = &prev {
                 assert!(pe < &enc, "group {g}: bytes not ascending at {t}");
@@ -114,7 +130,11 @@ fn kind_rank_is_centidbs_kind_order() {
 fn refuses_what_it_cannot_keep_exactly() {
     let c = CentidbCodec::new();
     let unsupported = |v: Value| match c.encode(&[Value::Null, v]) {
-        Err(EncodeError::Unsupported { index: 1, codec: "centidb", .. }) => {}
+        Err(EncodeError::Unsupported {
+            index: 1,
+            codec: "centidb",
+            ..
+        }) => {}
         other => panic!("{other:?}"),
     };
     unsupported(Value::Float(1.0));
@@ -131,8 +151,14 @@ fn refuses_what_it_cannot_keep_exactly() {
     invalid(Value::Time(Time::new(0, 1, 0).unwrap()), "sub-millisecond");
     invalid(Value::Time(Time::new(0, 0, 60).unwrap()), "quarter hours");
     invalid(Value::Time(Time::new(0, 0, 16 * 3600).unwrap()), "−16:00");
-    invalid(Value::Time(Time::new(0, 0, -16 * 3600 - 900).unwrap()), "−16:00");
-    invalid(Value::Time(Time::new(i64::MAX / 1000, 0, 0).unwrap()), "range");
+    invalid(
+        Value::Time(Time::new(0, 0, -16 * 3600 - 900).unwrap()),
+        "−16:00",
+    );
+    invalid(
+        Value::Time(Time::new(i64::MAX / 1000, 0, 0).unwrap()),
+        "range",
+    );
     // The extremes that fit.
     for v in [
         Value::Int(u64::MAX as i128),
@@ -153,17 +179,17 @@ fn refuses_what_it_cannot_keep_exactly() {
 fn decode_errors_name_the_offset() {
     let c = CentidbCodec::new();
     let cases: &[(&str, usize)] = &[
-        ("150d01", 2),       // unknown kind 0x01
-        ("15", 1),           // missing varint
-        ("15f1", 1),         // truncated 2-byte varint
-        ("15f100", 1),       // 240 in two bytes: non-canonical
-        ("14ff", 0),         // negative zero
-        ("1e02", 1),         // bool 2
-        ("5a0011", 1),       // short UUID
-        ("28b0c1", 2),       // padding bits set
+        ("150d01", 2),               // unknown kind 0x01
+        ("15", 1),                   // missing varint
+        ("15f1", 1),                 // truncated 2-byte varint
+        ("15f100", 1),               // 240 in two bytes: non-canonical
+        ("14ff", 0),                 // negative zero
+        ("1e02", 1),                 // bool 2
+        ("5a0011", 1),               // short UUID
+        ("28b0c1", 2),               // padding bits set
         ("28808080808080808080", 1), // 9 packed bytes: no string has that length
-        ("32ffc0", 0),       // 0xff alone is not UTF-8
-        ("5bff", 0),         // NEG_TIME of magnitude 0
+        ("32ffc0", 0),               // 0xff alone is not UTF-8
+        ("5bff", 0),                 // NEG_TIME of magnitude 0
     ];
     for (hex, off) in cases {
         let e = c.decode(&hex::decode(hex).unwrap()).unwrap_err();
@@ -172,7 +198,10 @@ fn decode_errors_name_the_offset() {
     }
     assert_eq!(c.decode(b"").unwrap(), Tuple::new());
     assert_eq!(c.decode_list(b"").unwrap(), vec![Tuple::new()]);
-    assert_eq!(c.decode_list(&[0x66]).unwrap(), vec![Tuple::new(), Tuple::new()]);
+    assert_eq!(
+        c.decode_list(&[0x66]).unwrap(),
+        vec![Tuple::new(), Tuple::new()]
+    );
 }
 
 fn boundary_int() -> impl Strategy<Value = i128> {
@@ -196,14 +225,26 @@ fn boundary_int() -> impl Strategy<Value = i128> {
 
 fn bytes_with_extremes() -> impl Strategy<Value = Vec<u8>> {
     prop::collection::vec(
-        prop_oneof![Just(0u8), Just(0xffu8), Just(0x80u8), Just(0x7f), any::<u8>()],
+        prop_oneof![
+            Just(0u8),
+            Just(0xffu8),
+            Just(0x80u8),
+            Just(0x7f),
+            any::<u8>()
+        ],
         0..20,
     )
 }
 
 fn text() -> impl Strategy<Value = String> {
     prop::collection::vec(
-        prop_oneof![Just('\0'), Just('\u{7f}'), Just('\u{ff}'), Just('\u{10ffff}'), any::<char>()],
+        prop_oneof![
+            Just('\0'),
+            Just('\u{7f}'),
+            Just('\u{ff}'),
+            Just('\u{10ffff}'),
+            any::<char>()
+        ],
         0..10,
     )
     .prop_map(|c| c.into_iter().collect())
@@ -212,7 +253,12 @@ fn text() -> impl Strategy<Value = String> {
 fn time() -> impl Strategy<Value = Time> {
     let lim = 1i64 << 50;
     (
-        prop_oneof![-lim..lim, -3000i64..3000, Just(-(1i64 << 57) + 1), Just((1i64 << 57) - 1)],
+        prop_oneof![
+            -lim..lim,
+            -3000i64..3000,
+            Just(-(1i64 << 57) + 1),
+            Just((1i64 << 57) - 1)
+        ],
         -64i32..=63,
     )
         .prop_map(|(ms, q)| Time::from_unix_ms(ms, q * 900).unwrap())

@@ -46,12 +46,21 @@ fn spec_and_edge_cases() {
         (tuple!(Value::Null), "00"),
         (tuple!(Value::Null, Value::Null), "0000"),
         (tuple!(tuple!(Value::Null)), "0500ff00"),
-        (tuple!(tuple!(tuple!(Value::Null), Value::Null)), "050500ff0000ff00"),
+        (
+            tuple!(tuple!(tuple!(Value::Null), Value::Null)),
+            "050500ff0000ff00",
+        ),
         (tuple!(256), "160100"),
         (tuple!(-256), "12feff"),
         (tuple!(Value::Int(i64::MIN as i128)), "0c7fffffffffffffff"),
-        (tuple!(Value::Int(u64::MAX as i128 - 1)), "1cfffffffffffffffe"),
-        (tuple!(Value::Int(-(u64::MAX as i128) + 1)), "0c0000000000000001"),
+        (
+            tuple!(Value::Int(u64::MAX as i128 - 1)),
+            "1cfffffffffffffffe",
+        ),
+        (
+            tuple!(Value::Int(-(u64::MAX as i128) + 1)),
+            "0c0000000000000001",
+        ),
         (tuple!(Value::Int(-(1i128 << 64))), "0bf6feffffffffffffffff"),
         (
             tuple!(Value::Int(i128::MAX)),
@@ -64,7 +73,10 @@ fn spec_and_edge_cases() {
         (tuple!(Value::F32(-42.0)), "203dd7ffff"),
         (tuple!(Value::Float(-0.0)), "217fffffffffffffff"),
         (tuple!(Value::Float(f64::NAN)), "21fff8000000000000"),
-        (tuple!(Value::Uuid(uuid::Uuid::from_bytes([0xab; 16]))), "30abababababababababababababababab"),
+        (
+            tuple!(Value::Uuid(uuid::Uuid::from_bytes([0xab; 16]))),
+            "30abababababababababababababababab",
+        ),
     ];
     for (t, hex) in cases {
         assert_eq!(hex::encode(c.encode(&t).unwrap()), hex, "{t}");
@@ -77,46 +89,64 @@ fn lenient_integer_forms_decode() {
     let c = FdbCodec::new();
     // 2^64-1 as the Java binding and the Rust crate write it (the Python binding uses 1d).
     assert_eq!(
-        c.decode(&hex::decode("1cffffffffffffffff").unwrap()).unwrap(),
+        c.decode(&hex::decode("1cffffffffffffffff").unwrap())
+            .unwrap(),
         tuple!(Value::Int(u64::MAX as i128))
     );
     assert_eq!(
-        c.decode(&hex::decode("0c0000000000000000").unwrap()).unwrap(),
+        c.decode(&hex::decode("0c0000000000000000").unwrap())
+            .unwrap(),
         tuple!(Value::Int(-(u64::MAX as i128)))
     );
     // Non-minimal forms, as FoundationDB's decoders accept them.
-    assert_eq!(c.decode(&hex::decode("160001").unwrap()).unwrap(), tuple!(1));
-    assert_eq!(c.decode(&hex::decode("1d0101").unwrap()).unwrap(), tuple!(1));
+    assert_eq!(
+        c.decode(&hex::decode("160001").unwrap()).unwrap(),
+        tuple!(1)
+    );
+    assert_eq!(
+        c.decode(&hex::decode("1d0101").unwrap()).unwrap(),
+        tuple!(1)
+    );
 }
 
 #[test]
 fn refusals_and_errors() {
     let c = FdbCodec::new();
-    match c.encode(&[Value::Int(1), Value::Time(Time::from_unix_ms(0, 0).unwrap())]) {
-        Err(EncodeError::Unsupported { index: 1, codec: "fdb", .. }) => {}
+    match c.encode(&[
+        Value::Int(1),
+        Value::Time(Time::from_unix_ms(0, 0).unwrap()),
+    ]) {
+        Err(EncodeError::Unsupported {
+            index: 1,
+            codec: "fdb",
+            ..
+        }) => {}
         other => panic!("{other:?}"),
     }
     let mut deep = tuple!(1);
     for _ in 0..=MAX_DEPTH {
         deep = tuple!(deep);
     }
-    assert!(matches!(c.encode(&deep), Err(EncodeError::Invalid { index: 0, .. })));
+    assert!(matches!(
+        c.encode(&deep),
+        Err(EncodeError::Invalid { index: 0, .. })
+    ));
     let cases: &[(&str, usize)] = &[
-        ("0161", 2),                       // unterminated bytes
-        ("02ff00", 1),                     // invalid UTF-8
-        ("0502c3", 3),                     // unterminated string inside nested
-        ("0515", 2),                       // truncated int inside nested (code at 1, bytes at 2)
-        ("050101", 3),                     // unterminated nested
+        ("0161", 2),                                     // unterminated bytes
+        ("02ff00", 1),                                   // invalid UTF-8
+        ("0502c3", 3),                                   // unterminated string inside nested
+        ("0515", 2),   // truncated int inside nested (code at 1, bytes at 2)
+        ("050101", 3), // unterminated nested
         ("1d11010000000000000000000000000000000000", 0), // 17-byte big int
         ("1d1080000000000000000000000000000000", 0), // 2^127 > i128::MAX
         ("0bef7ffffffffffffffffffffffffffffffe", 0), // -(2^127+1)
-        ("1d05", 2),                       // truncated big int
-        ("0b", 1),                         // missing length
-        ("20000000", 1),                   // short float
-        ("33", 0),                         // versionstamp
-        ("25", 0),                         // deprecated true
-        ("0300", 0),                       // deprecated nested
-        ("00ff", 1),                       // escaped null at top level
+        ("1d05", 2),   // truncated big int
+        ("0b", 1),     // missing length
+        ("20000000", 1), // short float
+        ("33", 0),     // versionstamp
+        ("25", 0),     // deprecated true
+        ("0300", 0),   // deprecated nested
+        ("00ff", 1),   // escaped null at top level
     ];
     for (hex, off) in cases {
         let e = c.decode(&hex::decode(hex).unwrap()).unwrap_err();
@@ -205,7 +235,11 @@ fn boundary_int() -> impl Strategy<Value = i128> {
         }),
         (1u32..=16, -1i128..=1, any::<bool>()).prop_map(|(n, d, neg)| {
             // 2^(8n) - 1 + d: the edges of each integer length.
-            let v = if n == 16 { i128::MAX } else { (1i128 << (8 * n)) - 1 + d };
+            let v = if n == 16 {
+                i128::MAX
+            } else {
+                (1i128 << (8 * n)) - 1 + d
+            };
             if neg {
                 -v
             } else {
@@ -265,7 +299,12 @@ fn bytes_with_extremes() -> impl Strategy<Value = Vec<u8>> {
 
 fn text() -> impl Strategy<Value = String> {
     prop::collection::vec(
-        prop_oneof![Just('\0'), Just('\u{ff}'), Just('\u{10ffff}'), any::<char>()],
+        prop_oneof![
+            Just('\0'),
+            Just('\u{ff}'),
+            Just('\u{10ffff}'),
+            any::<char>()
+        ],
         0..8,
     )
     .prop_map(|c| c.into_iter().collect())

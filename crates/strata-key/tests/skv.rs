@@ -94,7 +94,13 @@ fn upstream_order_checks() {
     let c = codec("int32");
     ascending(
         &c,
-        &[tuple!(Value::Null), tuple!(0), tuple!(1), tuple!(777), tuple!(3000000)],
+        &[
+            tuple!(Value::Null),
+            tuple!(0),
+            tuple!(1),
+            tuple!(777),
+            tuple!(3000000),
+        ],
     );
     for (s, lo, hi) in [
         ("int16", i16::MIN as i128, i16::MAX as i128),
@@ -105,7 +111,15 @@ fn upstream_order_checks() {
         let c = codec(s);
         ascending(
             &c,
-            &[tuple!(lo), tuple!(-1000), tuple!(-1), tuple!(0), tuple!(1), tuple!(1000), tuple!(hi)],
+            &[
+                tuple!(lo),
+                tuple!(-1000),
+                tuple!(-1),
+                tuple!(0),
+                tuple!(1),
+                tuple!(1000),
+                tuple!(hi),
+            ],
         );
     }
     let c = codec("bool");
@@ -114,9 +128,22 @@ fn upstream_order_checks() {
     ascending(&c, &[tuple!("TestName", 10), tuple!("TestName", 10000)]);
     let c = codec("int32:nulls_last");
     ascending(&c, &[tuple!(0), tuple!(3000000), tuple!(Value::Null)]);
-    for (s, hi) in [("uint16", 65535i128), ("uint32", u32::MAX as i128), ("uint64", u64::MAX as i128)] {
+    for (s, hi) in [
+        ("uint16", 65535i128),
+        ("uint32", u32::MAX as i128),
+        ("uint64", u64::MAX as i128),
+    ] {
         let c = codec(s);
-        ascending(&c, &[tuple!(Value::Null), tuple!(0), tuple!(1), tuple!(300), tuple!(hi)]);
+        ascending(
+            &c,
+            &[
+                tuple!(Value::Null),
+                tuple!(0),
+                tuple!(1),
+                tuple!(300),
+                tuple!(hi),
+            ],
+        );
     }
 }
 
@@ -203,7 +230,12 @@ fn schema_parsing() {
     let s = SkvSchema::parse(" string , int32:desc , int64:nulls_last ").unwrap();
     assert_eq!(s.to_string(), "string,int32:desc,int64:nulls_last");
     assert_eq!(s.len(), 3);
-    assert_eq!(SkvSchema::parse("INT32T,Uint64,bool:asc:nulls_first").unwrap().to_string(), "int32,uint64,bool");
+    assert_eq!(
+        SkvSchema::parse("INT32T,Uint64,bool:asc:nulls_first")
+            .unwrap()
+            .to_string(),
+        "int32,uint64,bool"
+    );
     for t in SkvType::ALL {
         assert_eq!(SkvType::from_name(t.name()), Some(t));
     }
@@ -233,10 +265,15 @@ fn encode_errors_name_the_field() {
     let c = codec("string,int16,uint32,bool");
     let check = |t: Tuple, index: usize, needle: &str| match c.encode(&t) {
         Err(e @ EncodeError::Invalid { .. }) => {
-            let EncodeError::Invalid { index: i, .. } = &e else { unreachable!() };
+            let EncodeError::Invalid { index: i, .. } = &e else {
+                unreachable!()
+            };
             assert_eq!(*i, index);
             let s = e.to_string();
-            assert!(s.contains(needle) && s.contains(&format!("field {index}")), "{s}");
+            assert!(
+                s.contains(needle) && s.contains(&format!("field {index}")),
+                "{s}"
+            );
         }
         other => panic!("{other:?}"),
     };
@@ -246,7 +283,11 @@ fn encode_errors_name_the_field() {
     check(tuple!("a", 1, -1), 2, "out of the uint32 range");
     check(tuple!("a", 1, 1u64 << 32), 2, "out of the uint32 range");
     check(tuple!("a", 1, 1, 1), 3, "expected a bool value");
-    check(tuple!("a", 1, 1, true, 5), 4, "the schema has only 4 fields");
+    check(
+        tuple!("a", 1, 1, true, 5),
+        4,
+        "the schema has only 4 fields",
+    );
     // On error the buffer keeps nothing of the failed field.
     let mut out = Vec::new();
     assert!(c.encode_into(&tuple!("a", 1 << 20), &mut out).is_err());
@@ -276,7 +317,9 @@ fn decode_errors_name_the_offset() {
         assert_eq!(e.offset, *off, "{hex}: {e}");
     }
     let c2 = codec("int16");
-    let e = c2.decode(&hex::decode("0202ffff0001").unwrap()).unwrap_err();
+    let e = c2
+        .decode(&hex::decode("0202ffff0001").unwrap())
+        .unwrap_err();
     assert!(e.to_string().contains("negative payload"), "{e}");
     let c3 = codec("string:desc");
     assert!(c3.decode(&hex::decode("019e0001").unwrap()).is_err()); // ascending type byte
@@ -323,13 +366,16 @@ fn model_cmp(schema: &SkvSchema, a: &Tuple, b: &Tuple) -> Ordering {
 }
 
 fn field_strategy() -> impl Strategy<Value = SkvField> {
-    (prop::sample::select(SkvType::ALL.to_vec()), any::<bool>(), any::<bool>()).prop_map(
-        |(ty, descending, nulls_last)| SkvField {
+    (
+        prop::sample::select(SkvType::ALL.to_vec()),
+        any::<bool>(),
+        any::<bool>(),
+    )
+        .prop_map(|(ty, descending, nulls_last)| SkvField {
             ty,
             descending,
             nulls_last,
-        },
-    )
+        })
 }
 
 fn signed(lo: i128, hi: i128) -> impl Strategy<Value = i128> {
@@ -360,7 +406,14 @@ fn f64_special() -> impl Strategy<Value = f64> {
 fn f32_special() -> impl Strategy<Value = f32> {
     prop_oneof![
         any::<u32>().prop_map(f32::from_bits),
-        prop::sample::select(vec![0.0f32, -0.0, f32::INFINITY, f32::NEG_INFINITY, f32::NAN, -f32::NAN]),
+        prop::sample::select(vec![
+            0.0f32,
+            -0.0,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            f32::NAN,
+            -f32::NAN
+        ]),
     ]
 }
 
@@ -373,7 +426,13 @@ fn bytes_with_extremes() -> impl Strategy<Value = Vec<u8>> {
 
 fn text() -> impl Strategy<Value = String> {
     prop::collection::vec(
-        prop_oneof![Just('\0'), Just('\u{1}'), Just('\u{ff}'), Just('\u{10ffff}'), any::<char>()],
+        prop_oneof![
+            Just('\0'),
+            Just('\u{1}'),
+            Just('\u{ff}'),
+            Just('\u{10ffff}'),
+            any::<char>()
+        ],
         0..6,
     )
     .prop_map(|c| c.into_iter().collect())
@@ -383,17 +442,27 @@ fn value_of(ty: SkvType) -> BoxedStrategy<Value> {
     let v: BoxedStrategy<Value> = match ty {
         SkvType::String => text().prop_map(Value::Text).boxed(),
         SkvType::Bytes => bytes_with_extremes().prop_map(Value::Bytes).boxed(),
-        SkvType::Int16 => signed(i16::MIN.into(), i16::MAX.into()).prop_map(Value::Int).boxed(),
-        SkvType::Int32 => signed(i32::MIN.into(), i32::MAX.into()).prop_map(Value::Int).boxed(),
-        SkvType::Int64 => signed(i64::MIN.into(), i64::MAX.into()).prop_map(Value::Int).boxed(),
-        SkvType::Int => prop_oneof![signed(i128::MIN, i128::MAX), any::<i128>()].prop_map(Value::Int).boxed(),
+        SkvType::Int16 => signed(i16::MIN.into(), i16::MAX.into())
+            .prop_map(Value::Int)
+            .boxed(),
+        SkvType::Int32 => signed(i32::MIN.into(), i32::MAX.into())
+            .prop_map(Value::Int)
+            .boxed(),
+        SkvType::Int64 => signed(i64::MIN.into(), i64::MAX.into())
+            .prop_map(Value::Int)
+            .boxed(),
+        SkvType::Int => prop_oneof![signed(i128::MIN, i128::MAX), any::<i128>()]
+            .prop_map(Value::Int)
+            .boxed(),
         SkvType::Uint16 => signed(0, u16::MAX.into()).prop_map(Value::Int).boxed(),
         SkvType::Uint32 => signed(0, u32::MAX.into()).prop_map(Value::Int).boxed(),
         SkvType::Uint64 => signed(0, u64::MAX.into()).prop_map(Value::Int).boxed(),
         SkvType::Bool => any::<bool>().prop_map(Value::Bool).boxed(),
         SkvType::Float => f32_special().prop_map(Value::F32).boxed(),
         SkvType::Double => f64_special().prop_map(Value::Float).boxed(),
-        SkvType::Uuid => any::<[u8; 16]>().prop_map(|b| Value::Uuid(uuid::Uuid::from_bytes(b))).boxed(),
+        SkvType::Uuid => any::<[u8; 16]>()
+            .prop_map(|b| Value::Uuid(uuid::Uuid::from_bytes(b)))
+            .boxed(),
         SkvType::Time => (
             prop_oneof![any::<i64>(), -3i64..3],
             prop_oneof![0u32..1_000_000_000, Just(0), Just(999_999_999)],
@@ -413,8 +482,14 @@ fn schema_and_pair() -> impl Strategy<Value = (SkvSchema, Tuple, Tuple)> {
             .map(|f| (value_of(f.ty), value_of(f.ty), prop::bool::weighted(0.5)))
             .collect();
         let n = fields.len();
-        (Just(SkvSchema::new(fields)), per_field, 0..=n, 0..=n, prop::bool::weighted(0.7)).prop_map(
-            |(schema, vals, la, lb, full)| {
+        (
+            Just(SkvSchema::new(fields)),
+            per_field,
+            0..=n,
+            0..=n,
+            prop::bool::weighted(0.7),
+        )
+            .prop_map(|(schema, vals, la, lb, full)| {
                 let a: Vec<Value> = vals.iter().map(|(x, _, _)| x.clone()).collect();
                 let b: Vec<Value> = vals
                     .iter()
@@ -422,8 +497,7 @@ fn schema_and_pair() -> impl Strategy<Value = (SkvSchema, Tuple, Tuple)> {
                     .collect();
                 let (la, lb) = if full { (a.len(), b.len()) } else { (la, lb) };
                 (schema, Tuple(a[..la].to_vec()), Tuple(b[..lb].to_vec()))
-            },
-        )
+            })
     })
 }
 

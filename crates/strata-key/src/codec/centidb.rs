@@ -307,10 +307,16 @@ fn read_varint(bytes: &[u8], pos: usize, xor: u8) -> Result<(u64, usize), Decode
         }
         _ => {
             let n = (a0 - 250) as usize + 3;
-            let p = bytes.get(pos + 1..pos + 1 + n).ok_or_else(|| short(n + 1))?;
+            let p = bytes
+                .get(pos + 1..pos + 1 + n)
+                .ok_or_else(|| short(n + 1))?;
             let v = p.iter().fold(0u64, |acc, &b| (acc << 8) | (b ^ xor) as u64);
             // The shortest form: above the previous class's maximum.
-            let floor = if n == 3 { 67823 } else { (1u64 << (8 * (n - 1))) - 1 };
+            let floor = if n == 3 {
+                67823
+            } else {
+                (1u64 << (8 * (n - 1))) - 1
+            };
             if v <= floor {
                 return Err(DecodeError::new(NAME, pos, "non-canonical varint"));
             }
@@ -374,7 +380,9 @@ fn read_packed(bytes: &[u8], pos: usize) -> Result<(Vec<u8>, usize), DecodeError
     let mut out = Vec::with_capacity(n);
     let mut groups = packed.chunks_exact(8);
     for g in &mut groups {
-        let bits = g.iter().fold(0u64, |acc, &b| (acc << 7) | (b & 0x7f) as u64);
+        let bits = g
+            .iter()
+            .fold(0u64, |acc, &b| (acc << 7) | (b & 0x7f) as u64);
         out.extend_from_slice(&bits.to_be_bytes()[1..]);
     }
     let mut acc: u32 = 0;

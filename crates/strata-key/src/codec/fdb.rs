@@ -271,10 +271,7 @@ fn int_from(neg: bool, mag: &[u8], start: usize) -> Result<Value, DecodeError> {
         return Err(DecodeError::new(
             NAME,
             start,
-            format!(
-                "integer of {} bytes is beyond the 128-bit range",
-                mag.len()
-            ),
+            format!("integer of {} bytes is beyond the 128-bit range", mag.len()),
         ));
     }
     let m = mag.iter().fold(0u128, |acc, &b| (acc << 8) | b as u128);
@@ -287,9 +284,8 @@ fn int_from(neg: bool, mag: &[u8], start: usize) -> Result<Value, DecodeError> {
     } else {
         i128::try_from(m).ok()
     };
-    v.map(Value::Int).ok_or_else(|| {
-        DecodeError::new(NAME, start, "integer is beyond the 128-bit range")
-    })
+    v.map(Value::Int)
+        .ok_or_else(|| DecodeError::new(NAME, start, "integer is beyond the 128-bit range"))
 }
 
 fn decode_value(bytes: &[u8], pos: usize, depth: usize) -> Result<(Value, usize), DecodeError> {

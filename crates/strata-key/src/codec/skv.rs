@@ -137,7 +137,10 @@ impl SkvType {
     /// Parses a type name (case-insensitive; SKV's `INT32T`-style names are accepted too).
     pub fn from_name(s: &str) -> Option<SkvType> {
         let l = s.to_ascii_lowercase();
-        let l = l.strip_suffix('t').filter(|x| x.starts_with("int") || x.starts_with("uint")).unwrap_or(&l);
+        let l = l
+            .strip_suffix('t')
+            .filter(|x| x.starts_with("int") || x.starts_with("uint"))
+            .unwrap_or(&l);
         SkvType::ALL.into_iter().find(|t| t.name() == l)
     }
 }
@@ -367,10 +370,7 @@ impl TupleCodec for SkvCodec {
                 return Err(DecodeError::new(
                     NAME,
                     pos,
-                    format!(
-                        "bytes left after the schema's {} fields",
-                        self.schema.len()
-                    ),
+                    format!("bytes left after the schema's {} fields", self.schema.len()),
                 ));
             };
             let (v, next) = decode_field(bytes, pos, index, field)?;
@@ -417,7 +417,11 @@ impl Sink<'_> {
 /// Signed payload: sign byte, then `width` bytes of `v` or of the one's complement of `|v|`.
 fn put_signed(sink: &mut Sink<'_>, v: i128, width: usize) {
     let m = v.unsigned_abs();
-    let (sign, body) = if v >= 0 { (SIGN_POS, m) } else { (SIGN_NEG, !m) };
+    let (sign, body) = if v >= 0 {
+        (SIGN_POS, m)
+    } else {
+        (SIGN_NEG, !m)
+    };
     sink.put(&[sign]);
     sink.put(&body.to_be_bytes()[16 - width..]);
 }
@@ -425,7 +429,11 @@ fn put_signed(sink: &mut Sink<'_>, v: i128, width: usize) {
 fn encode_field(v: &Value, field: &SkvField, out: &mut Vec<u8>) -> Result<(), String> {
     if v.is_null() {
         out.extend_from_slice(&[
-            if field.nulls_last { NULL_LAST } else { NULL_FIRST },
+            if field.nulls_last {
+                NULL_LAST
+            } else {
+                NULL_FIRST
+            },
             0x00,
             0x01,
         ]);
@@ -488,7 +496,9 @@ fn encode_field(v: &Value, field: &SkvField, out: &mut Vec<u8>) -> Result<(), St
                 sink.put(&f32_key(g).to_be_bytes());
                 Ok(())
             } else {
-                Err(format!("{f:?} is not exactly representable as a float (f32)"))
+                Err(format!(
+                    "{f:?} is not exactly representable as a float (f32)"
+                ))
             }
         }
         (SkvType::Double, Value::Float(f)) => {
@@ -590,7 +600,10 @@ fn decode_field(
         let raw = bytes.get(p..p + n).ok_or_else(|| {
             err(
                 p,
-                format!("truncated: needs {n} payload bytes, {} left", bytes.len() - p),
+                format!(
+                    "truncated: needs {n} payload bytes, {} left",
+                    bytes.len() - p
+                ),
             )
         })?;
         Ok(raw.iter().map(|b| b ^ mask).collect())
@@ -600,7 +613,13 @@ fn decode_field(
             let (raw, end) = read_escaped(bytes, p, mask).map_err(|(at, why)| err(at, why))?;
             let v = if ty == SkvType::String {
                 Value::Text(String::from_utf8(raw).map_err(|e| {
-                    err(p, format!("string is not valid UTF-8 (at its byte {})", e.utf8_error().valid_up_to()))
+                    err(
+                        p,
+                        format!(
+                            "string is not valid UTF-8 (at its byte {})",
+                            e.utf8_error().valid_up_to()
+                        ),
+                    )
                 })?)
             } else {
                 Value::Bytes(raw)
@@ -620,7 +639,11 @@ fn decode_field(
             let v = match raw[0] {
                 SIGN_POS if body < top => body as i128,
                 SIGN_NEG => {
-                    let all = if width == 16 { u128::MAX } else { (1u128 << (8 * width)) - 1 };
+                    let all = if width == 16 {
+                        u128::MAX
+                    } else {
+                        (1u128 << (8 * width)) - 1
+                    };
                     let m = all - body;
                     if m == 0 || m > top {
                         return Err(err(p, format!("negative payload out of the {ty} range")));
@@ -694,7 +717,10 @@ fn read_escaped(bytes: &[u8], mut p: usize, mask: u8) -> Result<(Vec<u8>, usize)
     loop {
         let rest = &bytes[p..];
         let Some(i) = memchr::memchr(lead, rest) else {
-            return Err((bytes.len(), "truncated: missing the field terminator".into()));
+            return Err((
+                bytes.len(),
+                "truncated: missing the field terminator".into(),
+            ));
         };
         if mask == 0 {
             out.extend_from_slice(&rest[..i]);
