@@ -595,8 +595,8 @@ fn decode_field(
         ));
     }
     let p = pos + 1;
-    // A fixed-width payload, un-complemented.
-    let fixed = |n: usize| -> Result<Vec<u8>, DecodeError> {
+    // A fixed-width payload (at most 17 bytes), un-complemented, on the stack.
+    let fixed = |n: usize| -> Result<[u8; 17], DecodeError> {
         let raw = bytes.get(p..p + n).ok_or_else(|| {
             err(
                 p,
@@ -606,7 +606,11 @@ fn decode_field(
                 ),
             )
         })?;
-        Ok(raw.iter().map(|b| b ^ mask).collect())
+        let mut a = [0u8; 17];
+        for (d, s) in a.iter_mut().zip(raw) {
+            *d = s ^ mask;
+        }
+        Ok(a)
     };
     let (v, end) = match ty {
         SkvType::String | SkvType::Bytes => {
@@ -634,7 +638,7 @@ fn decode_field(
                 _ => 16,
             };
             let raw = fixed(1 + width)?;
-            let body = raw[1..].iter().fold(0u128, |a, &b| (a << 8) | b as u128);
+            let body = raw[1..=width].iter().fold(0u128, |a, &b| (a << 8) | b as u128);
             let top = 1u128 << (8 * width - 1);
             let v = match raw[0] {
                 SIGN_POS if body < top => body as i128,
@@ -662,7 +666,7 @@ fn decode_field(
                 _ => 8,
             };
             let raw = fixed(width)?;
-            let v = raw.iter().fold(0u128, |a, &b| (a << 8) | b as u128);
+            let v = raw[..width].iter().fold(0u128, |a, &b| (a << 8) | b as u128);
             (Value::Int(v as i128), p + width)
         }
         SkvType::Bool => match fixed(1)?[0] {
@@ -679,7 +683,7 @@ fn decode_field(
         SkvType::Double => {
             let raw = fixed(8)?;
             let mut a = [0u8; 8];
-            a.copy_from_slice(&raw);
+            a.copy_from_slice(&raw[..8]);
             let k = u64::from_be_bytes(a);
             let bits = if k >> 63 == 1 { k ^ (1 << 63) } else { !k };
             (Value::Float(f64::from_bits(bits)), p + 8)
@@ -687,7 +691,7 @@ fn decode_field(
         SkvType::Uuid => {
             let raw = fixed(16)?;
             let mut a = [0u8; 16];
-            a.copy_from_slice(&raw);
+            a.copy_from_slice(&raw[..16]);
             (Value::Uuid(uuid::Uuid::from_bytes(a)), p + 16)
         }
         SkvType::Time => {
