@@ -111,7 +111,7 @@ fn order_check_groups() {
 
 #[test]
 fn kind_rank_is_centidbs_kind_order() {
-    let mut v = vec![
+    let mut v = [
         Value::from(Time::from_unix_ms(0, 0).unwrap()),
         Value::Uuid(uuid::Uuid::nil()),
         Value::from("a"),
@@ -122,7 +122,10 @@ fn kind_rank_is_centidbs_kind_order() {
     ];
     v.sort_by_key(kind_rank);
     let c = CentidbCodec::new();
-    let enc: Vec<Vec<u8>> = v.iter().map(|x| c.encode(&[x.clone()]).unwrap()).collect();
+    let enc: Vec<Vec<u8>> = v
+        .iter()
+        .map(|x| c.encode(std::slice::from_ref(x)).unwrap())
+        .collect();
     assert!(enc.windows(2).all(|w| w[0] < w[1]));
 }
 
@@ -166,7 +169,7 @@ fn refuses_what_it_cannot_keep_exactly() {
         Value::Time(Time::new(0, 0, -16 * 3600).unwrap()),
         Value::Time(Time::new(-1, 999_000_000, 15 * 3600 + 2700).unwrap()),
     ] {
-        let e = c.encode(&[v.clone()]).unwrap();
+        let e = c.encode(std::slice::from_ref(&v)).unwrap();
         assert_eq!(c.decode(&e).unwrap(), tuple!(v));
     }
     // Lists: empty refused, element errors name the tuple.

@@ -406,7 +406,7 @@ proptest! {
 #[test]
 fn kind_rank_is_fdb_type_code_order() {
     let c = FdbCodec::new();
-    let mut v = vec![
+    let mut v = [
         Value::Uuid(uuid::Uuid::nil()),
         Value::Bool(false),
         Value::Float(f64::NEG_INFINITY),
@@ -418,6 +418,9 @@ fn kind_rank_is_fdb_type_code_order() {
         Value::Null,
     ];
     v.sort_by_key(kind_rank);
-    let enc: Vec<Vec<u8>> = v.iter().map(|x| c.encode(&[x.clone()]).unwrap()).collect();
+    let enc: Vec<Vec<u8>> = v
+        .iter()
+        .map(|x| c.encode(std::slice::from_ref(x)).unwrap())
+        .collect();
     assert!(enc.windows(2).all(|w| w[0] < w[1]));
 }

@@ -309,7 +309,7 @@ fn decode_errors_name_the_offset() {
         ("0100010203800000010001", 4), // positive 32768
         ("01000102030001ff01", 7),     // bad terminator
         ("ff0001", 0),                 // NULL last in a nulls-first field
-        ("0000", 0 + 1),               // truncated NULL terminator
+        ("0000", 1),                   // truncated NULL terminator
         ("000001000001000001", 6),     // more fields than the schema
     ];
     for (hex, off) in cases {

@@ -638,7 +638,9 @@ fn decode_field(
                 _ => 16,
             };
             let raw = fixed(1 + width)?;
-            let body = raw[1..=width].iter().fold(0u128, |a, &b| (a << 8) | b as u128);
+            let body = raw[1..=width]
+                .iter()
+                .fold(0u128, |a, &b| (a << 8) | b as u128);
             let top = 1u128 << (8 * width - 1);
             let v = match raw[0] {
                 SIGN_POS if body < top => body as i128,
@@ -666,7 +668,9 @@ fn decode_field(
                 _ => 8,
             };
             let raw = fixed(width)?;
-            let v = raw[..width].iter().fold(0u128, |a, &b| (a << 8) | b as u128);
+            let v = raw[..width]
+                .iter()
+                .fold(0u128, |a, &b| (a << 8) | b as u128);
             (Value::Int(v as i128), p + width)
         }
         SkvType::Bool => match fixed(1)?[0] {
