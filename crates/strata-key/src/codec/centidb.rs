@@ -409,7 +409,7 @@ fn read_packed(bytes: &[u8], pos: usize) -> Result<(Vec<u8>, usize), DecodeError
 /// Decodes one tuple from `pos`; stops at the end or at a SEP byte (whose position it
 /// returns).
 fn decode_tuple(bytes: &[u8], mut pos: usize) -> Result<(Tuple, usize), DecodeError> {
-    let mut items = Vec::new();
+    let mut items = Vec::with_capacity(((bytes.len() - pos) / 4).clamp(1, 16));
     while let Some(&kind) = bytes.get(pos) {
         let start = pos;
         pos += 1;

@@ -103,7 +103,7 @@ impl TupleCodec for FdbCodec {
     }
 
     fn decode(&self, bytes: &[u8]) -> Result<Tuple, DecodeError> {
-        let mut items = Vec::new();
+        let mut items = Vec::with_capacity((bytes.len() / 4).clamp(1, 16));
         let mut pos = 0;
         while pos < bytes.len() {
             let (v, next) = decode_value(bytes, pos, 0)?;
