@@ -27,7 +27,7 @@
 use std::borrow::Cow;
 use std::num::NonZeroU32;
 
-use crate::codec::native::NativeCodec;
+use crate::codec::native::{NativeCodec, Order};
 use crate::codec::TupleCodec;
 use crate::error::{DecodeError, EncodeError};
 use crate::value::Value;
@@ -224,7 +224,7 @@ impl Key {
     /// `(Bytes(pk))` without a sort key. Byte order of the encodings equals the order of
     /// [`Key`].
     ///
-    /// ```no_run
+    /// ```
     /// use strata_key::keystone::Key;
     /// let (b, aa) = (Key::new("b"), Key::new("aa"));
     /// assert!(aa.encode_ordered().unwrap() < b.encode_ordered().unwrap());
@@ -239,9 +239,20 @@ impl Key {
         Ok(NativeCodec::new().encode(&tuple)?)
     }
 
-    /// Decodes [`Key::encode_ordered`]'s bytes: a native tuple of one or two byte strings.
+    /// Decodes [`Key::encode_ordered`]'s bytes: a native tuple of one or two ascending byte
+    /// strings. Anything else (other kinds, descending elements, other lengths) is an error, so
+    /// only [`Key::encode_ordered`]'s output decodes.
+    ///
+    /// ```
+    /// use strata_key::keystone::Key;
+    /// let key = Key::with_sk("user#1", "post#1");
+    /// assert_eq!(Key::decode_ordered(&key.encode_ordered().unwrap()).unwrap(), key);
+    /// ```
     pub fn decode_ordered(bytes: &[u8]) -> Result<Key, KeystoneError> {
-        let tuple = NativeCodec::new().decode(bytes)?.into_vec();
+        // Both elements must be ascending: the native decoder alone would also accept
+        // descending ones, a second encoding of the same key.
+        let codec = NativeCodec::with_orders(vec![Order::default(); 2]);
+        let tuple = codec.decode(bytes)?.into_vec();
         if tuple.is_empty() || tuple.len() > 2 {
             return Err(KeystoneError::NotAKey(
                 format!("{} elements; expected (pk) or (pk, sk)", tuple.len()).into(),

@@ -5,7 +5,7 @@
 use std::num::NonZeroU32;
 
 use proptest::prelude::*;
-use strata_key::codec::native::NativeCodec;
+use strata_key::codec::native::{NativeCodec, Order};
 use strata_key::keystone::{stripe, stripe_of, Key, KeystoneError, STRIPES};
 use strata_key::{TupleCodec, Value};
 
@@ -176,7 +176,6 @@ mod stripes {
     }
 }
 
-/// These need the native codec (issue 2, landing on main).
 mod ordered_encoding {
     use super::*;
 
@@ -223,6 +222,11 @@ mod ordered_encoding {
             );
         }
         assert!(Key::decode_ordered(b"\xff\xff\xff").is_err());
+        // A descending element is another encoding of the same bytes: refused.
+        let desc = NativeCodec::with_orders(vec![Order { descending: true, nulls_last: false }])
+            .encode(&[Value::Bytes(b"pk".to_vec())])
+            .unwrap();
+        assert!(matches!(Key::decode_ordered(&desc), Err(KeystoneError::OrderedDecode(_))));
     }
 
     proptest! {
