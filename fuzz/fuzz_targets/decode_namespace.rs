@@ -14,12 +14,21 @@ fn check(scheme: &dyn Namespacing, data: &[u8]) {
     };
     let path = decoded.namespace_refs();
     let again = scheme.encode(&path, &decoded.key).expect("re-encode");
-    assert_eq!(again, data, "{}: non-canonical encoding accepted", scheme.name());
+    assert_eq!(
+        again,
+        data,
+        "{}: non-canonical encoding accepted",
+        scheme.name()
+    );
     let prefix = scheme.prefix(&path).expect("prefix");
     assert!(data.starts_with(&prefix), "{}: prefix", scheme.name());
     let (start, end) = scheme.prefix_range(&path).expect("range");
     assert!(
-        contains(start.as_ref().map(Vec::as_slice), end.as_ref().map(Vec::as_slice), data),
+        contains(
+            start.as_ref().map(Vec::as_slice),
+            end.as_ref().map(Vec::as_slice),
+            data
+        ),
         "{}: outside its namespace range",
         scheme.name()
     );

@@ -62,7 +62,11 @@ mod length_prefixed_format {
             (b"\x00\x00\x01", 0, "need 4 bytes, have 3"),
             (b"\x00\x00\x00\x05ab", 4, "claims 5 bytes, only 2 remain"),
             (b"\x00\x00\x00\x01a\x00\x00", 5, "truncated sort key length"),
-            (b"\x00\x00\x00\x01a\xff\xff\xff\xffxyz", 9, "claims 4294967295 bytes"),
+            (
+                b"\x00\x00\x00\x01a\xff\xff\xff\xffxyz",
+                9,
+                "claims 4294967295 bytes",
+            ),
             (b"\x00\x00\x00\x01a\x00\x00\x00\x00!", 9, "1 trailing bytes"),
         ];
         for (bytes, offset, text) in cases {
@@ -186,7 +190,10 @@ mod ordered_encoding {
         assert_eq!(
             k.encode_ordered().unwrap(),
             codec
-                .encode(&[Value::Bytes(b"user#1".to_vec()), Value::Bytes(b"post#1".to_vec())])
+                .encode(&[
+                    Value::Bytes(b"user#1".to_vec()),
+                    Value::Bytes(b"post#1".to_vec())
+                ])
                 .unwrap()
         );
         assert_eq!(
@@ -212,7 +219,11 @@ mod ordered_encoding {
             vec![],
             vec![Value::from(1)],
             vec![Value::Bytes(vec![1]), Value::from("text")],
-            vec![Value::Bytes(vec![]), Value::Bytes(vec![]), Value::Bytes(vec![])],
+            vec![
+                Value::Bytes(vec![]),
+                Value::Bytes(vec![]),
+                Value::Bytes(vec![]),
+            ],
         ];
         for tuple in wrong {
             let bytes = codec.encode(&tuple).unwrap();
@@ -223,10 +234,16 @@ mod ordered_encoding {
         }
         assert!(Key::decode_ordered(b"\xff\xff\xff").is_err());
         // A descending element is another encoding of the same bytes: refused.
-        let desc = NativeCodec::with_orders(vec![Order { descending: true, nulls_last: false }])
-            .encode(&[Value::Bytes(b"pk".to_vec())])
-            .unwrap();
-        assert!(matches!(Key::decode_ordered(&desc), Err(KeystoneError::OrderedDecode(_))));
+        let desc = NativeCodec::with_orders(vec![Order {
+            descending: true,
+            nulls_last: false,
+        }])
+        .encode(&[Value::Bytes(b"pk".to_vec())])
+        .unwrap();
+        assert!(matches!(
+            Key::decode_ordered(&desc),
+            Err(KeystoneError::OrderedDecode(_))
+        ));
     }
 
     proptest! {

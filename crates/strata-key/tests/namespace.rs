@@ -82,7 +82,14 @@ fn shifted_pair(max_depth: usize) -> impl Strategy<Value = ((Path, Vec<u8>), (Pa
 /// between them that look like a separator of some scheme (`[a, b, c]` → `[a, "b\0\x01c"]`).
 fn merged_pair(max_depth: usize) -> impl Strategy<Value = ((Path, Vec<u8>), (Path, Vec<u8>))> {
     let junk: Vec<&'static [u8]> = vec![
-        b"", b"\x00", b"\x00\x01", b"\x00\xff", b"\x01", b"\x00\x00", b"00", b"\x00\x02",
+        b"",
+        b"\x00",
+        b"\x00\x01",
+        b"\x00\xff",
+        b"\x01",
+        b"\x00\x00",
+        b"00",
+        b"\x00\x02",
     ];
     (
         proptest::collection::vec(component(), 2..=max_depth + 1),
@@ -137,7 +144,14 @@ mod vectors {
             assert_eq!(enc(&scheme, &path, &key), bytes, "encode {path:?} {key:?}");
             assert_eq!(namespace_with_key(&refs(&path), &key).unwrap(), bytes);
             let decoded = scheme.decode(&bytes).unwrap();
-            assert_eq!(decoded, Namespaced { namespaces: path, key }, "decode");
+            assert_eq!(
+                decoded,
+                Namespaced {
+                    namespaces: path,
+                    key
+                },
+                "decode"
+            );
             n += 1;
         }
         assert_eq!(n, 7);
@@ -150,7 +164,13 @@ mod vectors {
         for (path, key, bytes) in cases(&v, "asciihex_00") {
             assert_eq!(enc(&AsciiHex, &path, &key), bytes);
             let decoded = AsciiHex.decode(&bytes).unwrap();
-            assert_eq!(decoded, Namespaced { namespaces: path, key });
+            assert_eq!(
+                decoded,
+                Namespaced {
+                    namespaces: path,
+                    key
+                }
+            );
             n += 1;
         }
         assert_eq!(n, 2);
@@ -162,7 +182,12 @@ mod vectors {
         let list = v["join_00"].as_array().unwrap();
         assert_eq!(list.len(), 3);
         for case in list {
-            let parts: Vec<Vec<u8>> = case["parts"].as_array().unwrap().iter().map(unhex).collect();
+            let parts: Vec<Vec<u8>> = case["parts"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(unhex)
+                .collect();
             let bytes = unhex(&case["hex"]);
             assert_eq!(join(&refs(&parts)).unwrap(), bytes);
             let back: Vec<Vec<u8>> = unjoin(&bytes).into_iter().map(<[u8]>::to_vec).collect();
@@ -199,7 +224,10 @@ mod vectors {
         assert_eq!(join(&[b""]).unwrap(), b"");
         assert_eq!(
             join(&[b"a\x00"]),
-            Err(NamespaceError::SeparatorInPart { index: 0, offset: 1 })
+            Err(NamespaceError::SeparatorInPart {
+                index: 0,
+                offset: 1
+            })
         );
     }
 }
@@ -356,27 +384,43 @@ mod length_prefixed_has_1_2_3_5_not_4 {
             .unwrap_err();
         assert_eq!(
             err,
-            NamespaceError::ComponentTooLong { scheme: "length-prefixed", index: 1, len: 0x10000, max: 0xffff }
+            NamespaceError::ComponentTooLong {
+                scheme: "length-prefixed",
+                index: 1,
+                len: 0x10000,
+                max: 0xffff
+            }
         );
         assert!(err.to_string().contains("component 1 is 65536 bytes"));
         assert!(to_length_prefixed(&too_long).is_err());
         let mut out = b"keep".to_vec();
-        assert!(LengthPrefixed::new(1).encode_into(&[&too_long], b"", &mut out).is_err());
+        assert!(LengthPrefixed::new(1)
+            .encode_into(&[&too_long], b"", &mut out)
+            .is_err());
         assert_eq!(out, b"keep", "output untouched on error");
         let long_key = vec![1; 70_000];
-        assert_eq!(LengthPrefixed::new(0).encode(&[], &long_key).unwrap(), long_key);
+        assert_eq!(
+            LengthPrefixed::new(0).encode(&[], &long_key).unwrap(),
+            long_key
+        );
     }
 
     #[test]
     fn p2_fails_across_depths() {
         // The key is raw, so it can look like one more length-prefixed level.
-        let one = LengthPrefixed::new(1).encode(&[b"a"], b"\x00\x01bx").unwrap();
+        let one = LengthPrefixed::new(1)
+            .encode(&[b"a"], b"\x00\x01bx")
+            .unwrap();
         let two = LengthPrefixed::new(2).encode(&[b"a", b"b"], b"x").unwrap();
         assert_eq!(one, two);
         // Which is why one instance refuses other depths.
         assert_eq!(
             LengthPrefixed::new(2).encode(&[b"a"], b"k"),
-            Err(NamespaceError::WrongDepth { scheme: "length-prefixed", depth: 2, got: 1 })
+            Err(NamespaceError::WrongDepth {
+                scheme: "length-prefixed",
+                depth: 2,
+                got: 1
+            })
         );
     }
 
@@ -397,12 +441,24 @@ mod length_prefixed_has_1_2_3_5_not_4 {
     fn decode_errors_name_the_offset() {
         let s = LengthPrefixed::new(2);
         let err = s.decode(b"\x00\x01a\x00").unwrap_err();
-        assert!(matches!(err, NamespaceError::Decode { offset: 3, .. }), "{err}");
+        assert!(
+            matches!(err, NamespaceError::Decode { offset: 3, .. }),
+            "{err}"
+        );
         let err = s.decode(b"\x00\x01a\x00\x05ab").unwrap_err();
-        assert!(matches!(err, NamespaceError::Decode { offset: 5, .. }), "{err}");
-        assert!(err.to_string().contains("claims 5 bytes, only 2 remain"), "{err}");
+        assert!(
+            matches!(err, NamespaceError::Decode { offset: 5, .. }),
+            "{err}"
+        );
+        assert!(
+            err.to_string().contains("claims 5 bytes, only 2 remain"),
+            "{err}"
+        );
         assert!(LengthPrefixed::new(1).decode(b"").is_err());
-        assert_eq!(LengthPrefixed::new(0).decode(b"").unwrap(), Namespaced::default());
+        assert_eq!(
+            LengthPrefixed::new(0).decode(b"").unwrap(),
+            Namespaced::default()
+        );
         assert!(s.prefix(&[b"a", b"b", b"c"]).is_err());
     }
 }
@@ -525,8 +581,10 @@ mod asciihex_has_1_2_3_4_5 {
     fn namespace_sorts_before_its_extensions() {
         // docs/choice_of_separator.md: f, fo, foo, foo123.
         let names: [&[u8]; 4] = [b"f", b"fo", b"foo", b"foo123"];
-        let encoded: Vec<Vec<u8>> =
-            names.iter().map(|n| AsciiHex.encode(&[n], b"zz").unwrap()).collect();
+        let encoded: Vec<Vec<u8>> = names
+            .iter()
+            .map(|n| AsciiHex.encode(&[n], b"zz").unwrap())
+            .collect();
         assert!(encoded.windows(2).all(|w| w[0] < w[1]));
     }
 
@@ -534,16 +592,25 @@ mod asciihex_has_1_2_3_4_5 {
     fn long_components() {
         let big = vec![0u8; 70_000];
         let bytes = AsciiHex.encode(&[&big, b""], &big).unwrap();
-        assert_eq!(AsciiHex.decode(&bytes).unwrap(), Namespaced::new(&[&big, b""], &big));
+        assert_eq!(
+            AsciiHex.decode(&bytes).unwrap(),
+            Namespaced::new(&[&big, b""], &big)
+        );
     }
 
     #[test]
     fn decode_errors_name_the_offset() {
         let err = AsciiHex.decode(b"6162\x0061A2").unwrap_err();
-        assert!(matches!(err, NamespaceError::Decode { offset: 7, .. }), "{err}");
+        assert!(
+            matches!(err, NamespaceError::Decode { offset: 7, .. }),
+            "{err}"
+        );
         assert!(err.to_string().contains("0x41"), "{err}");
         let err = AsciiHex.decode(b"616\x0061").unwrap_err();
-        assert!(matches!(err, NamespaceError::Decode { offset: 3, .. }), "{err}");
+        assert!(
+            matches!(err, NamespaceError::Decode { offset: 3, .. }),
+            "{err}"
+        );
         assert_eq!(AsciiHex.decode(b"").unwrap(), Namespaced::default());
         assert_eq!(
             AsciiHex.decode(b"\x00").unwrap(),
@@ -572,7 +639,10 @@ mod escaped_has_1_2_3_4_5 {
     #[test]
     fn raw_key_would_collide_across_depths() {
         let raw_key_one_level = [&b"a\x00\x01"[..], b"b\x00\x01c"].concat();
-        assert_eq!(raw_key_one_level, Escaped.encode(&[b"a", b"b"], b"c").unwrap());
+        assert_eq!(
+            raw_key_one_level,
+            Escaped.encode(&[b"a", b"b"], b"c").unwrap()
+        );
         assert_ne!(
             Escaped.encode(&[b"a"], b"b\x00\x01c").unwrap(),
             Escaped.encode(&[b"a", b"b"], b"c").unwrap()
@@ -595,18 +665,30 @@ mod escaped_has_1_2_3_4_5 {
     fn long_components() {
         let big: Vec<u8> = (0..70_000u32).map(|i| (i % 3) as u8).collect();
         let bytes = Escaped.encode(&[&big, b""], &big).unwrap();
-        assert_eq!(Escaped.decode(&bytes).unwrap(), Namespaced::new(&[&big, b""], &big));
+        assert_eq!(
+            Escaped.decode(&bytes).unwrap(),
+            Namespaced::new(&[&big, b""], &big)
+        );
     }
 
     #[test]
     fn decode_errors_name_the_offset() {
         let err = Escaped.decode(b"ab\x00\x02").unwrap_err();
-        assert!(matches!(err, NamespaceError::Decode { offset: 3, .. }), "{err}");
+        assert!(
+            matches!(err, NamespaceError::Decode { offset: 3, .. }),
+            "{err}"
+        );
         assert!(err.to_string().contains("0x02"), "{err}");
         let err = Escaped.decode(b"ab\x00\x01c\x00").unwrap_err();
-        assert!(matches!(err, NamespaceError::Decode { offset: 5, .. }), "{err}");
+        assert!(
+            matches!(err, NamespaceError::Decode { offset: 5, .. }),
+            "{err}"
+        );
         assert_eq!(Escaped.decode(b"").unwrap(), Namespaced::default());
-        assert_eq!(Escaped.decode(b"\x00\x01").unwrap(), Namespaced::new(&[b""], b""));
+        assert_eq!(
+            Escaped.decode(b"\x00\x01").unwrap(),
+            Namespaced::new(&[b""], b"")
+        );
     }
 
     #[test]

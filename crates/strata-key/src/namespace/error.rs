@@ -6,7 +6,9 @@ use std::borrow::Cow;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum NamespaceError {
     /// A namespace component is longer than the scheme's length field can express.
-    #[error("namespace component {index} is {len} bytes; the {scheme} scheme allows at most {max}")]
+    #[error(
+        "namespace component {index} is {len} bytes; the {scheme} scheme allows at most {max}"
+    )]
     ComponentTooLong {
         /// Scheme name.
         scheme: &'static str,

@@ -45,6 +45,9 @@ pub use length_prefixed::{
     namespace_with_key, to_length_prefixed, to_length_prefixed_nested, LengthPrefixed,
 };
 
+/// A half-open byte range `(start, end)`, as `BTreeMap::range` takes it.
+pub type ByteRange = (Bound<Vec<u8>>, Bound<Vec<u8>>);
+
 /// A decoded key: its namespace path (outermost first) and the application key.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
 pub struct Namespaced {
@@ -115,10 +118,7 @@ pub trait Namespacing {
     /// assert_eq!(start, Bound::Included(b"users\x00\x01".to_vec()));
     /// assert_eq!(end, Bound::Excluded(b"users\x00\x02".to_vec()));
     /// ```
-    fn prefix_range(
-        &self,
-        namespaces: &[&[u8]],
-    ) -> Result<(Bound<Vec<u8>>, Bound<Vec<u8>>), NamespaceError> {
+    fn prefix_range(&self, namespaces: &[&[u8]]) -> Result<ByteRange, NamespaceError> {
         let start = self.prefix(namespaces)?;
         let end = match crate::range::prefix_end(&start) {
             Some(e) => Bound::Excluded(e),
