@@ -23,7 +23,7 @@ const SEPARATOR: u8 = 0x01;
 ///   `esc(a) < esc(b)`, and `a` is a prefix of `b` ⇔ `esc(a)` is a prefix of `esc(b)`), and the
 ///   key is the last element, so a terminator would add bytes and change no comparison.
 /// * The separator `00 01` sorts below `00 ff` and below every non-zero byte, so a component
-///   sorts before its extensions (`fo` < `foo` < `fo\0`), exactly like the bytes themselves.
+///   sorts before its extensions (`fo` < `fo\0` < `foo`), exactly like the bytes themselves.
 ///
 /// Together: the encoding order is the lexicographic order of the list `[n1, …, nm, key]`
 /// (elements compared as bytes, a list before its extensions). Keys of a nested namespace `c`
