@@ -306,8 +306,29 @@ fn main() {
     seed_counterexamples();
 }
 
-/// Strata's byte-compatible codecs of other systems (dynamic values).
-fn extra_codecs(_rows: &[Row], _sorted: &[Row], _min: Duration, _out: &mut Vec<Outcome>) {}
+/// Strata's byte-compatible codecs of other systems (dynamic values, like `native (Value)`).
+fn extra_codecs(rows: &[Row], sorted: &[Row], min: Duration, out: &mut Vec<Outcome>) {
+    let fdb = strata_key::codec::fdb::FdbCodec::new();
+    out.push(bench_codec(
+        "strata fdb (Value)",
+        "FoundationDB-identical bytes",
+        rows,
+        sorted,
+        min,
+        |r, b| fdb.encode_into(&row_tuple(r), b).expect("encode"),
+        |k| tuple_row(&fdb.decode(k).expect("decode")),
+    ));
+    let centidb = strata_key::codec::centidb::CentidbCodec::new();
+    out.push(bench_codec(
+        "strata centidb (Value)",
+        "centidb-identical bytes",
+        rows,
+        sorted,
+        min,
+        |r, b| centidb.encode_into(&row_tuple(r), b).expect("encode"),
+        |k| tuple_row(&centidb.decode(k).expect("decode")),
+    ));
+}
 
 fn tuple_row(t: &Tuple) -> Row {
     let int = |v: &Value| match v {

@@ -416,35 +416,39 @@ fn split_u64(
 #[inline]
 pub(crate) fn encode_int(v: i128, out: &mut Vec<u8>) {
     if let Ok(x) = i64::try_from(v) {
-        let (neg, m) = if x >= 0 {
-            (false, x as u64)
-        } else {
-            (true, !x as u64)
-        };
-        let (dist, p, q, r) = if neg {
-            split_u64(m, &NEG_CLASSES, &NEG_STARTS64, &NEG_TAG_OFFSETS)
-        } else {
-            split_u64(m, &POS_CLASSES, &POS_STARTS64, &POS_TAG_OFFSETS)
-        };
-        let mask = if neg { 0xff } else { 0 };
-        let tag = if neg {
-            TAG_ZERO as u32 - 1 - dist
-        } else {
-            TAG_ZERO as u32 + dist
-        };
-        out.push(tag as u8);
-        if p > 0 {
-            let qb = q.to_be_bytes();
-            if neg {
-                out.extend(qb[9 - p..].iter().map(|b| b ^ mask));
-            } else {
-                out.extend_from_slice(&qb[9 - p..]);
-            }
-            out.push((r + 1) ^ mask);
-        }
+        encode_i64(x, out);
         return;
     }
     encode_int_wide(v, out)
+}
+
+/// The 64-bit fast path: the element is built in a stack buffer and appended once.
+#[inline]
+pub(crate) fn encode_i64(x: i64, out: &mut Vec<u8>) {
+    let neg = x < 0;
+    // One's complement of a negative gives its magnitude class index: -1 -> 0.
+    let m = (x ^ (x >> 63)) as u64;
+    let (dist, p, q, r) = if neg {
+        split_u64(m, &NEG_CLASSES, &NEG_STARTS64, &NEG_TAG_OFFSETS)
+    } else {
+        split_u64(m, &POS_CLASSES, &POS_STARTS64, &POS_TAG_OFFSETS)
+    };
+    let tag = if neg {
+        TAG_ZERO as u32 - 1 - dist
+    } else {
+        TAG_ZERO as u32 + dist
+    };
+    if p == 0 {
+        out.push(tag as u8);
+        return;
+    }
+    // [tag][q as p-1 big-endian bytes][r+1], built as one 16-byte word.
+    let mask: u64 = if neg { u64::MAX } else { 0 };
+    let mut buf = [0u8; 10];
+    buf[0] = tag as u8;
+    buf[1..9].copy_from_slice(&((q ^ mask) << (8 * (9 - p))).to_be_bytes());
+    buf[p] = (r + 1) ^ (mask as u8);
+    out.extend_from_slice(&buf[..p + 1]);
 }
 
 /// Integers beyond `i64`: the general `u128` path.
