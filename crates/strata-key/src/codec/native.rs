@@ -961,8 +961,13 @@ impl<'a> Reader<'a> {
             return Err(self.err(self.bytes.len(), "string without its terminator"));
         };
         let body = &rest[..n];
-        let mut out = Vec::with_capacity(n);
         let mask = self.mask;
+        // Fast path (ascending, no two-byte code, no invalid byte): one vectorizable pass.
+        if mask == 0 && body.iter().all(|&b| (0x02..=0xfd).contains(&b)) {
+            self.pos += n + 1;
+            return Ok(body.iter().map(|&b| b - STR_SHIFT).collect());
+        }
+        let mut out = Vec::with_capacity(n);
         let mut i = 0;
         while i < body.len() {
             let b = body[i] ^ mask;
