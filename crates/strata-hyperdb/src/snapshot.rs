@@ -1,7 +1,7 @@
 //! Reads at one version: get, list, history, key history, diff, version.
 
 use std::cmp::Ordering;
-use std::collections::HashSet;
+use std::collections::{HashSet, VecDeque};
 use std::sync::Arc;
 
 use crate::db::Hyperdb;
@@ -83,52 +83,51 @@ impl<'a> Snapshot<'a> {
 
     /// hyperdb's trie walk (`get.js`) along `p`: with `key`, the nodes of that key; without,
     /// the closest node under the prefix path (prefix mode).
+    ///
+    /// The reference runs its workers asynchronously; forked workers are dropped when another
+    /// live worker started from a newer node (`_isHead`). This replays that schedule with a FIFO
+    /// queue of the pointer loads, which is exact for a single writer (where forks only happen
+    /// at the last index of the path, on collision chains).
     pub(crate) fn lookup(&self, p: &[u8], key: Option<&str>) -> Result<Vec<Arc<Node>>> {
-        let mut results: Vec<Arc<Node>> = Vec::new();
         let Some(head) = self.head()? else {
-            return Ok(results);
+            return Ok(Vec::new());
         };
-        let matches = |n: &Node| key.is_none_or(|k| n.key == k);
-        let mut workers: Vec<(Arc<Node>, usize)> = vec![(head, 0)];
-        // Forks only occur in multi-writer or hostile feeds: remember visited states so that a
-        // crafted trie cannot make the walk exponential.
-        let mut seen: HashSet<(u64, usize)> = HashSet::new();
-        'workers: while let Some((mut node, mut i)) = workers.pop() {
-            while i < p.len() {
-                if node.path.get(i) == Some(&p[i]) {
-                    i += 1;
-                    continue;
+        let mut walk = Walk {
+            db: self.db,
+            p,
+            key,
+            workers: Vec::new(),
+            registry: Vec::new(),
+            queue: VecDeque::new(),
+            results: Vec::new(),
+            seen: HashSet::new(),
+        };
+        walk.update(vec![head], None, 0)?;
+        while let Some(ev) = walk.queue.pop_front() {
+            match ev {
+                Event::Fork(w, nodes) => {
+                    let i = walk.workers[w].i + 1;
+                    walk.update(nodes, Some(w), i)?;
                 }
-                let ptrs = node.trie.pointers(i, p[i]);
-                match ptrs.len() {
-                    0 => continue 'workers,
-                    1 => {
-                        node = self.db.resolve(ptrs[0])?;
-                        i += 1;
+                Event::Move(w, node) => {
+                    if !walk.is_head(&node, w) {
+                        walk.unregister(w);
+                        continue;
                     }
-                    _ => {
-                        for &ptr in ptrs.iter().rev() {
-                            if seen.insert((ptr.seq, i + 1)) {
-                                workers.push((self.db.resolve(ptr)?, i + 1));
-                            }
+                    walk.workers[w].head = node;
+                    walk.workers[w].i += 1;
+                    walk.move_closer(w)?;
+                }
+                Event::PushAll(w, nodes) => {
+                    for n in nodes {
+                        if walk.is_head(&n, w) {
+                            walk.push(n);
                         }
-                        continue 'workers;
-                    }
-                }
-            }
-            if matches(&node) && !results.iter().any(|r| r.seq == node.seq) {
-                results.push(node.clone());
-            }
-            if let Some(top) = p.len().checked_sub(1) {
-                for &ptr in node.trie.pointers(top, p[top]) {
-                    let n = self.db.resolve(ptr)?;
-                    if matches(&n) && !results.iter().any(|r| r.seq == n.seq) {
-                        results.push(n);
                     }
                 }
             }
         }
-        Ok(results)
+        Ok(walk.results)
     }
 
     /// hyperdb's iterator over `prefix`.
@@ -234,5 +233,127 @@ impl<'a> Snapshot<'a> {
                 });
             }
         }
+    }
+}
+
+/// A worker of the reference's `GetRequest`: its current node and index, and the node it
+/// started from (`lock`), which decides whether other workers' nodes are still heads.
+struct Worker {
+    head: Arc<Node>,
+    lock: Arc<Node>,
+    i: usize,
+}
+
+/// A completed pointer load of the reference's asynchronous walk.
+enum Event {
+    Fork(usize, Vec<Arc<Node>>),
+    Move(usize, Arc<Node>),
+    PushAll(usize, Vec<Arc<Node>>),
+}
+
+struct Walk<'a, 'p> {
+    db: &'a Hyperdb,
+    p: &'p [u8],
+    key: Option<&'p str>,
+    workers: Vec<Worker>,
+    /// Live workers (`GetRequest._workers`).
+    registry: Vec<usize>,
+    queue: VecDeque<Event>,
+    results: Vec<Arc<Node>>,
+    /// Worker start states already taken: a hostile trie cannot make the walk exponential.
+    seen: HashSet<(u64, usize)>,
+}
+
+impl Walk<'_, '_> {
+    fn push(&mut self, n: Arc<Node>) {
+        if self.key.is_none_or(|k| n.key == k) {
+            self.results.push(n);
+        }
+    }
+
+    fn unregister(&mut self, w: usize) {
+        self.registry.retain(|&x| x != w);
+    }
+
+    fn is_head(&self, node: &Node, w: usize) -> bool {
+        let clock = node.seq + 1;
+        self.registry.iter().all(|&o| {
+            if o == w {
+                return true;
+            }
+            match usize::try_from(node.feed)
+                .ok()
+                .and_then(|f| self.workers[o].lock.clock.get(f))
+            {
+                Some(&other) => clock > other,
+                None => true,
+            }
+        })
+    }
+
+    fn update(&mut self, nodes: Vec<Arc<Node>>, parent: Option<usize>, i: usize) -> Result<()> {
+        if let Some(p) = parent {
+            self.unregister(p);
+        }
+        for n in nodes {
+            if !self.seen.insert((n.seq, i)) {
+                continue;
+            }
+            let w = self.workers.len();
+            self.workers.push(Worker {
+                head: n.clone(),
+                lock: n.clone(),
+                i,
+            });
+            self.registry.push(w);
+            if self.is_head(&n, w) {
+                self.move_closer(w)?;
+            } else {
+                self.unregister(w);
+            }
+        }
+        Ok(())
+    }
+
+    fn move_closer(&mut self, w: usize) -> Result<()> {
+        let p = self.p;
+        let head = self.workers[w].head.clone();
+        let mut i = self.workers[w].i;
+        while i < p.len() {
+            if head.path.get(i) == Some(&p[i]) {
+                i += 1;
+                continue;
+            }
+            self.workers[w].i = i;
+            let ptrs = head.trie.pointers(i, p[i]);
+            match ptrs.len() {
+                0 => return Ok(()),
+                1 => {
+                    let n = self.db.resolve(ptrs[0])?;
+                    self.queue.push_back(Event::Move(w, n));
+                }
+                _ => {
+                    let nodes = ptrs
+                        .iter()
+                        .map(|&q| self.db.resolve(q))
+                        .collect::<Result<Vec<_>>>()?;
+                    self.queue.push_back(Event::Fork(w, nodes));
+                }
+            }
+            return Ok(());
+        }
+        self.workers[w].i = i;
+        self.push(head.clone());
+        if let Some(top) = p.len().checked_sub(1) {
+            let ptrs = head.trie.pointers(top, p[top]);
+            if !ptrs.is_empty() {
+                let nodes = ptrs
+                    .iter()
+                    .map(|&q| self.db.resolve(q))
+                    .collect::<Result<Vec<_>>>()?;
+                self.queue.push_back(Event::PushAll(w, nodes));
+            }
+        }
+        Ok(())
     }
 }
