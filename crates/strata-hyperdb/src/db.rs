@@ -153,6 +153,20 @@ impl Hyperdb {
         Ok(db)
     }
 
+    /// Recomputes the merkle tree of `dir/source/` and checks every signature, without decoding
+    /// any entry. Returns the number of signatures checked.
+    pub fn verify_dir(dir: &Path) -> Result<u64> {
+        let source = dir.join("source");
+        if !source.join("key").exists() {
+            return Err(Error::Invalid(format!(
+                "no database in {} (missing source/key)",
+                dir.display()
+            )));
+        }
+        let files = FeedFiles::disk(&source, false, false).map_err(|e| Error::io(&source, e))?;
+        Feed::open(files, false)?.verify()
+    }
+
     /// Opens a database over existing feed files.
     pub fn open_files(files: FeedFiles, writable: bool) -> Result<Hyperdb> {
         let feed = Feed::open(files, writable)?;
