@@ -29,11 +29,7 @@ impl CliError {
 
 fn one_line(s: String) -> String {
     if s.contains('\n') {
-        s.split('\n')
-            .map(str::trim)
-            .filter(|l| !l.is_empty())
-            .collect::<Vec<_>>()
-            .join("; ")
+        s.split('\n').map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join("; ")
     } else {
         s
     }
