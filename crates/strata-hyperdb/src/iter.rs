@@ -9,7 +9,7 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::node::Node;
 use crate::path::{self, SEGMENT_DIGITS};
 use crate::snapshot::{cmp_js, Snapshot};
@@ -55,6 +55,11 @@ pub struct ListIter<'a> {
     end: usize,
     opts: ListOptions,
     seen: HashSet<(u64, usize)>,
+    seen_prefixes: HashSet<Vec<u8>>,
+    /// Frames processed, and the longest path seen: a valid trie needs fewer than
+    /// 16 · (blocks + 1) · (longest path + 1) frames, a hostile one is stopped there.
+    frames: usize,
+    longest_path: usize,
     failed: bool,
 }
 
@@ -90,6 +95,9 @@ impl<'a> ListIter<'a> {
             },
             opts,
             seen: HashSet::new(),
+            seen_prefixes: HashSet::new(),
+            frames: 0,
+            longest_path: 0,
             failed: false,
         }
     }
@@ -116,6 +124,13 @@ impl<'a> ListIter<'a> {
         }
     }
 
+    fn push_prefix(&mut self, p: Vec<u8>) {
+        // As for nodes: each prefix of a valid trie is looked up once.
+        if self.seen_prefixes.insert(p.clone()) {
+            self.stack.push(Frame::Prefix(p));
+        }
+    }
+
     fn drain(&mut self) -> Option<Vec<Arc<Node>>> {
         while let Some(c) = self.collisions.pop() {
             // The reference reads `this._deletes` on the global object here, so it always
@@ -129,6 +144,7 @@ impl<'a> ListIter<'a> {
     }
 
     fn single_node(&mut self, node: Arc<Node>, from: usize) -> Result<Option<Vec<Arc<Node>>>> {
+        self.longest_path = self.longest_path.max(node.path.len());
         let end = self.end.min(node.trie.len());
         let level = node
             .trie
@@ -143,8 +159,7 @@ impl<'a> ListIter<'a> {
                     if values.is_empty() {
                         self.push_node(node.clone(), i + 1);
                     } else {
-                        self.stack
-                            .push(Frame::Prefix(prefix_path(&node.path, i, sv)));
+                        self.push_prefix(prefix_path(&node.path, i, sv));
                     }
                     continue;
                 }
@@ -154,9 +169,7 @@ impl<'a> ListIter<'a> {
                         let n = self.snap.db().resolve(values[0])?;
                         self.push_node(n, i + 1);
                     }
-                    _ => self
-                        .stack
-                        .push(Frame::Prefix(prefix_path(&node.path, i, sv))),
+                    _ => self.push_prefix(prefix_path(&node.path, i, sv)),
                 }
             }
             return Ok(None);
@@ -191,6 +204,16 @@ impl<'a> ListIter<'a> {
             return Ok(Some(c));
         }
         while let Some(top) = self.stack.pop() {
+            self.frames += 1;
+            let blocks = self.snap.db().len() as usize + 1;
+            if self.frames > 16 * blocks * (self.longest_path + 1) {
+                return Err(Error::InvalidNode {
+                    seq: 0,
+                    reason:
+                        "listing needs more steps than any valid trie of this size (hostile feed?)"
+                            .into(),
+                });
+            }
             match top {
                 Frame::Node(node, i) => {
                     if let Some(out) = self.single_node(node, i)? {
@@ -214,7 +237,7 @@ impl<'a> ListIter<'a> {
                                 !n.trie.pointers(ptr, sv).is_empty() || n.path.get(ptr) == Some(&sv)
                             });
                             if visit {
-                                self.stack.push(Frame::Prefix(prefix_path(&p, ptr, sv)));
+                                self.push_prefix(prefix_path(&p, ptr, sv));
                             }
                         }
                     }

@@ -5,7 +5,7 @@ use std::collections::{HashSet, VecDeque};
 use std::sync::Arc;
 
 use crate::db::Hyperdb;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::iter::{ListIter, ListOptions};
 use crate::node::Node;
 use crate::path;
@@ -101,12 +101,19 @@ impl<'a> Snapshot<'a> {
             queue: VecDeque::new(),
             results: Vec::new(),
             seen: HashSet::new(),
+            budget: 4 * (self.db.len() as usize + 1) + 64,
         };
         walk.update(vec![head], None, 0)?;
         while let Some(ev) = walk.queue.pop_front() {
             match ev {
-                Event::Fork(w, nodes) => {
+                Event::Fork(w, ptrs) => {
                     let i = walk.workers[w].i + 1;
+                    let mut nodes = Vec::with_capacity(ptrs.len());
+                    for q in ptrs {
+                        if !walk.seen.contains(&(q.seq, i)) {
+                            nodes.push(walk.db.resolve(q)?);
+                        }
+                    }
                     walk.update(nodes, Some(w), i)?;
                 }
                 Event::Move(w, node) => {
@@ -246,7 +253,7 @@ struct Worker {
 
 /// A completed pointer load of the reference's asynchronous walk.
 enum Event {
-    Fork(usize, Vec<Arc<Node>>),
+    Fork(usize, Vec<crate::trie::Pointer>),
     Move(usize, Arc<Node>),
     PushAll(usize, Vec<Arc<Node>>),
 }
@@ -262,6 +269,9 @@ struct Walk<'a, 'p> {
     results: Vec<Arc<Node>>,
     /// Worker start states already taken: a hostile trie cannot make the walk exponential.
     seen: HashSet<(u64, usize)>,
+    /// Workers left to start. A valid single-writer trie forks only on collision chains, so a
+    /// walk needing more workers than the feed has blocks (times 4) is hostile: stop it.
+    budget: usize,
 }
 
 impl Walk<'_, '_> {
@@ -299,6 +309,15 @@ impl Walk<'_, '_> {
             if !self.seen.insert((n.seq, i)) {
                 continue;
             }
+            if self.budget == 0 {
+                return Err(Error::InvalidNode {
+                    seq: n.seq,
+                    reason:
+                        "the trie forks more than any valid feed of this length can (hostile feed?)"
+                            .into(),
+                });
+            }
+            self.budget -= 1;
             let w = self.workers.len();
             self.workers.push(Worker {
                 head: n.clone(),
@@ -332,13 +351,7 @@ impl Walk<'_, '_> {
                     let n = self.db.resolve(ptrs[0])?;
                     self.queue.push_back(Event::Move(w, n));
                 }
-                _ => {
-                    let nodes = ptrs
-                        .iter()
-                        .map(|&q| self.db.resolve(q))
-                        .collect::<Result<Vec<_>>>()?;
-                    self.queue.push_back(Event::Fork(w, nodes));
-                }
+                _ => self.queue.push_back(Event::Fork(w, ptrs.to_vec())),
             }
             return Ok(());
         }

@@ -235,6 +235,11 @@ impl Feed {
         self.key_pair.is_some()
     }
 
+    /// Gives the files back (to reopen them, e.g. as a database).
+    pub fn into_files(self) -> FeedFiles {
+        self.files
+    }
+
     /// The files.
     pub fn files(&self) -> &FeedFiles {
         &self.files
