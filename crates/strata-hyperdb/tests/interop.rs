@@ -71,7 +71,7 @@ fn ops(seed: u64, n: usize) -> Vec<Value> {
         x
     };
     let segs = ["a", "b", "c", "dir", "x", "ü", "mpomeiehc", "idgcmnmna"];
-    let mut key = |r: u64| {
+    let key = |r: u64| {
         let depth = 1 + (r % 3) as usize;
         let mut k = String::new();
         for d in 0..depth {

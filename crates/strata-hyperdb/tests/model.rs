@@ -16,7 +16,10 @@ enum Op {
 }
 
 fn key_strategy() -> impl Strategy<Value = String> {
-    let seg = prop::sample::select(vec!["a", "b", "c", "mpomeiehc", "idgcmnmna", "", "ü"]);
+    // At most two keys share a path here (`k` and `k/`): with three or more (a SipHash
+    // collision pair plus trailing slashes, or `//k`), the reference itself loses keys, and so
+    // do we (see `three_keys_on_one_path_lose_one_like_the_reference`).
+    let seg = prop::sample::select(vec!["a", "b", "c", "mpomeiehc", "ü", "x y"]);
     (
         prop::collection::vec(seg, 1..4),
         any::<bool>(),
@@ -70,9 +73,15 @@ proptest! {
             match op {
                 Op::Put(k, v, ine) => {
                     let n = path::normalize(k).to_string();
+                    let before = db.len();
                     db.put_with(k, Some(v), PutOptions { if_not_exists: *ine }).unwrap();
-                    if !(*ine && model.contains_key(&n)) {
+                    if db.len() > before {
                         model.insert(n, Some(v.clone()));
+                    } else {
+                        // ifNotExists wrote nothing: the key must exist (possibly as a
+                        // tombstone). The converse does not hold in the reference: on a
+                        // collision chain it compares with the first node of the chain only.
+                        prop_assert!(*ine && model.contains_key(&n), "put {:?} wrote nothing", k);
                     }
                     universe.push(k.clone());
                 }
@@ -118,6 +127,27 @@ proptest! {
             prop_assert_eq!(rev, sorted, "reverse list {:?}", prefix);
         }
     }
+}
+
+#[test]
+fn three_keys_on_one_path_lose_one_like_the_reference() {
+    // Checked against hyperdb 3.5.0: get('idgcmnmna/') returns [] and list('') omits it.
+    let mut db = Hyperdb::memory(CreateOptions::default()).unwrap();
+    for k in ["idgcmnmna/", "mpomeiehc", "idgcmnmna", "mpomeiehc/a"] {
+        db.put(k, b"").unwrap();
+    }
+    assert!(db.get("idgcmnmna/").unwrap().is_none());
+    assert_eq!(db.get("mpomeiehc").unwrap().unwrap().seq, 2);
+    assert_eq!(db.get("idgcmnmna").unwrap().unwrap().seq, 3);
+    let keys: Vec<String> = db
+        .snapshot()
+        .list("", ListOptions::default())
+        .unwrap()
+        .into_iter()
+        .flatten()
+        .map(|n| n.key.clone())
+        .collect();
+    assert_eq!(keys, ["idgcmnmna", "mpomeiehc", "mpomeiehc/a"]);
 }
 
 #[test]
