@@ -247,6 +247,15 @@ fn end_of(prefix: &[u8]) -> Bound<Vec<u8>> {
     }
 }
 
+/// Lower bound of the keys after every key that starts with `prefix` (`Unbounded` stands for
+/// "past every key").
+fn start_past(prefix: &[u8]) -> Bound<Vec<u8>> {
+    match prefix_end(prefix) {
+        Some(e) => Bound::Included(e),
+        None => Bound::Unbounded,
+    }
+}
+
 impl Table {
     fn sort_key_bytes(&self, h: u16, partition: &[Value], sort: &[Value]) -> Result<Vec<u8>> {
         self.def.layout.key(h, partition, sort)
@@ -266,7 +275,7 @@ impl Table {
             }
             Some(Lt(v)) => (Bound::Included(base), Bound::Excluded(b(v)?)),
             Some(Le(v)) => (Bound::Included(base), end_of(&b(v)?)),
-            Some(Gt(v)) => (end_of(&b(v)?), end_of(&base)),
+            Some(Gt(v)) => (start_past(&b(v)?), end_of(&base)),
             Some(Ge(v)) => (Bound::Included(b(v)?), end_of(&base)),
             Some(Between(lo, hi)) => (Bound::Included(b(lo)?), end_of(&b(hi)?)),
             Some(BeginsWith(v)) => {
@@ -289,7 +298,7 @@ impl Table {
                     (Bound::Included(at_p), end)
                 } else {
                     let start = match succ {
-                        Some(s) => end_of(&s),
+                        Some(s) => start_past(&s),
                         None => Bound::Included(lead),
                     };
                     (start, end_of(&at_p))
