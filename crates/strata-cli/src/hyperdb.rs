@@ -14,5 +14,7 @@ pub struct HyperdbArgs {
 
 /// Runs `strata hyperdb`.
 pub fn run(_args: HyperdbArgs) -> Result<u8, CliError> {
-    Err(CliError::failure("strata hyperdb is not available in this build yet"))
+    Err(CliError::failure(
+        "strata hyperdb is not available in this build yet",
+    ))
 }

@@ -14,5 +14,7 @@ pub struct KeyArgs {
 
 /// Runs `strata key`.
 pub fn run(_args: KeyArgs) -> Result<u8, CliError> {
-    Err(CliError::failure("strata key is not available in this build yet"))
+    Err(CliError::failure(
+        "strata key is not available in this build yet",
+    ))
 }

@@ -14,5 +14,7 @@ pub struct KvArgs {
 
 /// Runs `strata kv`.
 pub fn run(_args: KvArgs, _db: Option<std::path::PathBuf>) -> Result<u8, CliError> {
-    Err(CliError::failure("strata kv is not available in this build yet"))
+    Err(CliError::failure(
+        "strata kv is not available in this build yet",
+    ))
 }

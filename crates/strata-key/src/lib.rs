@@ -21,6 +21,7 @@ pub mod range;
 pub mod time;
 pub mod value;
 
+pub use codec::native_serde::{from_key, to_key, KeySerdeError};
 pub use codec::TupleCodec;
 pub use error::{DecodeError, EncodeError};
 pub use time::Time;

@@ -8,6 +8,8 @@ pub mod engine;
 pub mod error;
 pub mod mem;
 
-pub use engine::{Condition, Direction, Engine, KeyRange, KvIter, KvPair, Op, Snapshot, WriteBatch};
+pub use engine::{
+    Condition, Direction, Engine, KeyRange, KvIter, KvPair, Op, Snapshot, WriteBatch,
+};
 pub use error::{Error, Result};
 pub use mem::MemEngine;
