@@ -247,13 +247,18 @@ fn end_of(prefix: &[u8]) -> Bound<Vec<u8>> {
     }
 }
 
-/// Lower bound of the keys after every key that starts with `prefix` (`Unbounded` stands for
-/// "past every key").
-fn start_past(prefix: &[u8]) -> Bound<Vec<u8>> {
-    match prefix_end(prefix) {
-        Some(e) => Bound::Included(e),
-        None => Bound::Unbounded,
-    }
+/// Bytes that can follow a complete element inside a native key are tags, all in
+/// `0x02..=0xFD` (ascending tags `0x02..=0x7F`, descending ones their complements). So the keys
+/// whose leading elements are exactly those encoded in `b` all lie in `[b, b ‖ 0xFE)`. That
+/// range may also hold keys whose last element merely *extends* `b`'s last string element (the
+/// native codec does not make string elements prefix-free: `"a"` is a byte prefix of `"a\0"`);
+/// every bound below is a superset of the exact answer for that reason, and results are
+/// filtered with the exact condition.
+fn class_end(b: &[u8]) -> Vec<u8> {
+    let mut e = Vec::with_capacity(b.len() + 1);
+    e.extend_from_slice(b);
+    e.push(0xFE);
+    e
 }
 
 impl Table {
@@ -261,23 +266,25 @@ impl Table {
         self.def.layout.key(h, partition, sort)
     }
 
-    /// The key range holding exactly the items matching the query's partition and condition.
+    /// A key range holding every item that matches the query's partition and condition
+    /// (possibly more, see [`class_end`]); `None` when it is empty.
     fn query_range(&self, q: &Query, h: u16) -> Result<Option<KeyRange>> {
         use SortCondition::*;
         let p = &q.partition;
-        let base = self.sort_key_bytes(h, p, &[])?;
         let b = |v: &[Value]| self.sort_key_bytes(h, p, v);
+        let base = b(&[])?;
+        let inc = Bound::Included;
+        let exc = |k: Vec<u8>| Bound::Excluded(class_end(&k));
         let (start, end) = match &q.sort {
-            None => (Bound::Included(base.clone()), end_of(&base)),
+            None => (inc(base.clone()), exc(base)),
             Some(Eq(v)) => {
                 let k = b(v)?;
-                (Bound::Included(k.clone()), end_of(&k))
+                (inc(k.clone()), exc(k))
             }
-            Some(Lt(v)) => (Bound::Included(base), Bound::Excluded(b(v)?)),
-            Some(Le(v)) => (Bound::Included(base), end_of(&b(v)?)),
-            Some(Gt(v)) => (start_past(&b(v)?), end_of(&base)),
-            Some(Ge(v)) => (Bound::Included(b(v)?), end_of(&base)),
-            Some(Between(lo, hi)) => (Bound::Included(b(lo)?), end_of(&b(hi)?)),
+            Some(Lt(v)) | Some(Le(v)) => (inc(base), exc(b(v)?)),
+            Some(Gt(v)) => (inc(class_end(&b(v)?)), exc(base)),
+            Some(Ge(v)) => (inc(b(v)?), exc(base)),
+            Some(Between(lo, hi)) => (inc(b(lo)?), exc(b(hi)?)),
             Some(BeginsWith(v)) => {
                 let k = v.len() - 1;
                 let lead = b(&v[..k])?;
@@ -290,26 +297,22 @@ impl Table {
                     }
                     None => None,
                 };
+                // Values starting with p lie in [p, succ(p)) in value order.
                 if self.schema().sort[k].order == crate::schema::Direction::Asc {
                     let end = match succ {
                         Some(s) => Bound::Excluded(s),
-                        None => end_of(&lead),
+                        None => exc(lead),
                     };
-                    (Bound::Included(at_p), end)
+                    (inc(at_p), end)
                 } else {
                     let start = match succ {
-                        Some(s) => start_past(&s),
-                        None => Bound::Included(lead),
+                        Some(s) => inc(s),
+                        None => inc(lead),
                     };
-                    (start, end_of(&at_p))
+                    (start, exc(at_p))
                 }
             }
         };
-        // An unbounded start here means "past every key" (a prefix of only 0xFF bytes, which
-        // no table key is): the range is empty.
-        if start == Bound::Unbounded {
-            return Ok(None);
-        }
         let range = KeyRange { start, end };
         Ok((!is_empty(&range)).then_some(range))
     }

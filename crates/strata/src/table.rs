@@ -210,7 +210,7 @@ impl Table {
         self.check_key(key)?;
         let h = self.def.layout.partition_hash(&key.partition)?;
         Ok(EncodedKey {
-            bytes: self.def.layout.key(h, &key.partition, &key.sort)?,
+            bytes: self.def.layout.item_key(h, &key.partition, &key.sort)?,
         })
     }
 
