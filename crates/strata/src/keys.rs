@@ -6,16 +6,11 @@
 //! | keys | tuple |
 //! |---|---|
 //! | catalog | `(0, kind: text, name: text)` |
-//! | table item | `(table_id ≥ 1, h, p1 … pn, s1 … sm, NULL)` |
+//! | table item | `(table_id ≥ 1, h, p1 … pn, s1 … sm)` |
 //!
 //! `h` = the high 16 bits of `crc32(native(p1 … pn))` (the partition fields encoded alone,
 //! with their orders). So one partition lives in one stripe, a Scan segment is a contiguous
 //! range of `h`, and the catalog (element 0 = `0`) cannot collide with any table key.
-//!
-//! The trailing `NULL` (one byte, `0x02`) makes sure that no item key ends inside a string
-//! element: native string encodings are not prefix-free (`"a"` is a byte prefix of `"a\0"`),
-//! and a *descending* string sorts correctly against its extensions only when another element
-//! follows it.
 
 use std::sync::Arc;
 
@@ -116,14 +111,13 @@ impl KeyLayout {
         Ok(out)
     }
 
-    /// Encoding of a whole item key `(id, h, partition…, sort…, NULL)`.
+    /// Encoding of a whole item key `(id, h, partition…, sort…)`.
     pub fn item_key(&self, h: u16, partition: &[Value], sort: &[Value]) -> Result<Vec<u8>> {
         let mut t = Vec::with_capacity(3 + partition.len() + sort.len());
         t.push(Value::Int(self.id as i128));
         t.push(Value::Int(h as i128));
         t.extend_from_slice(partition);
         t.extend_from_slice(sort);
-        t.push(Value::Null);
         let mut out = Vec::with_capacity(32);
         self.codec.encode_into(&t, &mut out).map_err(|e| self.enc_err(e))?;
         Ok(out)

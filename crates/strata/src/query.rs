@@ -165,7 +165,7 @@ pub struct Page {
     pub last_key: Option<Key>,
 }
 
-fn cmp_prefix(table: &Table, sort: &[Value], v: &[Value]) -> Ordering {
+fn cmp_prefix(table: &Table, sort: &[&Value], v: &[Value]) -> Ordering {
     for ((f, a), b) in table.schema().sort.iter().zip(sort).zip(v) {
         match f.cmp(a, b) {
             Ordering::Equal => {}
@@ -197,7 +197,7 @@ impl SortCondition {
     }
 
     /// Whether an item's sort values satisfy the condition.
-    fn matches(&self, table: &Table, sort: &[Value]) -> bool {
+    fn matches(&self, table: &Table, sort: &[&Value]) -> bool {
         use SortCondition::*;
         match self {
             Eq(v) => cmp_prefix(table, sort, v) == Ordering::Equal,
@@ -210,7 +210,7 @@ impl SortCondition {
             }
             BeginsWith(v) => {
                 let k = v.len() - 1;
-                cmp_prefix(table, sort, &v[..k]) == Ordering::Equal && starts_with(&sort[k], &v[k])
+                cmp_prefix(table, sort, &v[..k]) == Ordering::Equal && starts_with(sort[k], &v[k])
             }
         }
     }
@@ -249,11 +249,10 @@ fn end_of(prefix: &[u8]) -> Bound<Vec<u8>> {
 
 /// Bytes that can follow a complete element inside a native key are tags, all in
 /// `0x02..=0xFD` (ascending tags `0x02..=0x7F`, descending ones their complements). So the keys
-/// whose leading elements are exactly those encoded in `b` all lie in `[b, b ‖ 0xFE)`. That
-/// range may also hold keys whose last element merely *extends* `b`'s last string element (the
-/// native codec does not make string elements prefix-free: `"a"` is a byte prefix of `"a\0"`);
-/// every bound below is a superset of the exact answer for that reason, and results are
-/// filtered with the exact condition.
+/// whose leading elements are exactly those encoded in `b` all lie in `[b, b ‖ 0xFE)`. This
+/// holds whether or not element encodings are prefix-free, so the ranges below never depend on
+/// it; they are exact for a prefix-free code, and results are checked against the exact
+/// condition anyway.
 fn class_end(b: &[u8]) -> Vec<u8> {
     let mut e = Vec::with_capacity(b.len() + 1);
     e.extend_from_slice(b);
@@ -360,8 +359,25 @@ impl Table {
         if is_empty(&range) {
             return Ok(Page::default());
         }
-        self.page(range, dir, q.limit, |key| {
-            key.partition == q.partition && q.sort.as_ref().is_none_or(|c| c.matches(self, &key.sort))
+        let sort_fields = &self.schema().sort;
+        let part_fields = &self.schema().partition;
+        self.page(range, dir, q.limit, |item| {
+            let same_partition = part_fields
+                .iter()
+                .zip(&q.partition)
+                .all(|(f, v)| item.value(&f.name) == Some(v));
+            if !same_partition {
+                return false;
+            }
+            let Some(c) = &q.sort else { return true };
+            let mut sort_vals: Vec<&Value> = Vec::with_capacity(sort_fields.len());
+            for f in sort_fields {
+                match item.value(&f.name) {
+                    Some(v) => sort_vals.push(v),
+                    None => return false,
+                }
+            }
+            c.matches(self, &sort_vals)
         })
     }
 
@@ -414,28 +430,28 @@ impl Table {
         self.page(range, Direction::Forward, s.limit, |_| true)
     }
 
-    fn page(&self, range: KeyRange, dir: Direction, limit: Option<usize>, keep: impl Fn(&Key) -> bool) -> Result<Page> {
+    fn page(&self, range: KeyRange, dir: Direction, limit: Option<usize>, mut keep: impl FnMut(&Item) -> bool) -> Result<Page> {
         let snap = self.snapshot()?;
         let mut page = Page::default();
-        let mut last: Option<Key> = None;
         let limit = limit.unwrap_or(usize::MAX);
         for kv in snap.range(range, dir)? {
             let (_, v) = kv?;
             let item = decode_item(&v)?;
-            let key = self.key_of(&item).map_err(|e| Error::Corrupt {
-                what: format!("item of table {:?}", self.name()),
-                offset: 0,
-                reason: e.to_string(),
-            })?;
-            if !keep(&key) {
+            if !keep(&item) {
                 continue;
             }
             if page.items.len() == limit {
-                page.last_key = last;
+                // One more matching item exists: the page ends with a last key.
+                if let Some(last) = page.items.last() {
+                    page.last_key = Some(self.key_of(last).map_err(|e| Error::Corrupt {
+                        what: format!("item of table {:?}", self.name()),
+                        offset: 0,
+                        reason: e.to_string(),
+                    })?);
+                }
                 return Ok(page);
             }
             page.items.push(item);
-            last = Some(key);
         }
         Ok(page)
     }
