@@ -446,7 +446,9 @@ pub(crate) fn encode_i64(x: i64, out: &mut Vec<u8>) {
     let mask: u64 = if neg { u64::MAX } else { 0 };
     let mut buf = [0u8; 10];
     buf[0] = tag as u8;
-    buf[1..9].copy_from_slice(&((q ^ mask) << (8 * (9 - p))).to_be_bytes());
+    // p = 1 has no quotient bytes (a shift by 64 would overflow).
+    let shifted = (q ^ mask).checked_shl(8 * (9 - p) as u32).unwrap_or(0);
+    buf[1..9].copy_from_slice(&shifted.to_be_bytes());
     buf[p] = (r + 1) ^ (mask as u8);
     out.extend_from_slice(&buf[..p + 1]);
 }
