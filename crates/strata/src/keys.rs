@@ -39,7 +39,11 @@ pub fn partitioner() -> Arc<dyn Fn(&[u8]) -> usize + Send + Sync> {
 /// Key of a catalog entry `(0, kind, name)`.
 pub fn catalog_key(kind: &str, name: &str) -> Result<Vec<u8>> {
     NativeCodec::new()
-        .encode(&[Value::Int(CATALOG_ID as i128), Value::from(kind), Value::from(name)])
+        .encode(&[
+            Value::Int(CATALOG_ID as i128),
+            Value::from(kind),
+            Value::from(name),
+        ])
         .map_err(|e| Error::Corrupt {
             what: "catalog key".into(),
             offset: 0,
@@ -95,7 +99,10 @@ impl KeyLayout {
 
     /// `h` of a partition.
     pub fn partition_hash(&self, partition: &[Value]) -> Result<u16> {
-        let bytes = self.partition_codec.encode(partition).map_err(|e| self.enc_err(e))?;
+        let bytes = self
+            .partition_codec
+            .encode(partition)
+            .map_err(|e| self.enc_err(e))?;
         Ok((crc32fast::hash(&bytes) >> 16) as u16)
     }
 
@@ -107,7 +114,9 @@ impl KeyLayout {
         t.extend_from_slice(partition);
         t.extend_from_slice(sort);
         let mut out = Vec::with_capacity(32);
-        self.codec.encode_into(&t, &mut out).map_err(|e| self.enc_err(e))?;
+        self.codec
+            .encode_into(&t, &mut out)
+            .map_err(|e| self.enc_err(e))?;
         Ok(out)
     }
 
@@ -119,7 +128,9 @@ impl KeyLayout {
         t.extend_from_slice(partition);
         t.extend_from_slice(sort);
         let mut out = Vec::with_capacity(32);
-        self.codec.encode_into(&t, &mut out).map_err(|e| self.enc_err(e))?;
+        self.codec
+            .encode_into(&t, &mut out)
+            .map_err(|e| self.enc_err(e))?;
         Ok(out)
     }
 
