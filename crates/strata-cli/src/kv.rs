@@ -1,18 +1,329 @@
-//! `strata kv` (being built: see its issue).
+//! `strata kv --db DIR <command>`: raw key-value access to a database directory.
 
-use clap::Args;
+use std::io::{BufRead, IsTerminal, Write};
+use std::ops::Bound;
+use std::path::{Path, PathBuf};
+
+use clap::{Args, Subcommand, ValueEnum};
+use strata_lsm::{Direction, Engine, KeyRange, LsmEngine, LsmOptions, SyncMode, WriteBatch};
 
 use crate::CliError;
 
 /// Arguments of `strata kv`.
 #[derive(Args)]
 pub struct KvArgs {
-    /// Arguments (not yet parsed).
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
-    rest: Vec<String>,
+    /// Keys and values are hex strings (default: UTF-8 text).
+    #[arg(long, global = true)]
+    hex: bool,
+    #[command(subcommand)]
+    command: KvCommand,
+}
+
+#[derive(Subcommand)]
+enum KvCommand {
+    /// Set KEY to VALUE.
+    Put {
+        /// The key.
+        key: String,
+        /// The value.
+        value: String,
+    },
+    /// Delete KEY (no error when absent).
+    Del {
+        /// The key.
+        key: String,
+    },
+    /// Print the value of KEY (exit code 1 and no output when absent).
+    Get {
+        /// The key.
+        key: String,
+    },
+    /// Print `KEY<TAB>VALUE` lines in key order.
+    Scan {
+        /// First key (inclusive).
+        #[arg(long)]
+        start: Option<String>,
+        /// End key (exclusive).
+        #[arg(long)]
+        end: Option<String>,
+        /// Only keys with this prefix.
+        #[arg(long)]
+        prefix: Option<String>,
+        /// Descending order.
+        #[arg(long)]
+        reverse: bool,
+        /// At most N lines.
+        #[arg(long)]
+        limit: Option<u64>,
+    },
+    /// Write JSON lines `{"k": "...", "v": "..."}` from stdin, in order, in batches.
+    Load {
+        /// Durability of each batch.
+        #[arg(long, value_enum, default_value_t = SyncArg::Always)]
+        sync: SyncArg,
+        /// Print `acked N` (records durable so far) after each commit.
+        #[arg(long)]
+        ack: bool,
+    },
+    /// Verify every checksum of the database (exit code 0 when every file verifies).
+    Check,
+    /// Print sizes and counts as JSON.
+    Stats,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum SyncArg {
+    /// fsync every batch (shared by concurrent writers).
+    Always,
+    /// Leave data in the OS buffers.
+    None,
+}
+
+fn decode(s: &str, hex: bool, what: &str) -> Result<Vec<u8>, CliError> {
+    if hex {
+        hex::decode(s).map_err(|e| CliError::input(format!("{what} {s:?} is not hex: {e}")))
+    } else {
+        Ok(s.as_bytes().to_vec())
+    }
+}
+
+fn encode(b: &[u8], hex: bool) -> Vec<u8> {
+    if hex {
+        hex::encode(b).into_bytes()
+    } else {
+        b.to_vec()
+    }
+}
+
+fn engine_err(e: strata_lsm::Error) -> CliError {
+    match e {
+        strata_lsm::Error::InvalidArgument(m) => CliError::input(m),
+        other => CliError::failure(other.to_string()),
+    }
+}
+
+fn open(dir: &Path, sync: SyncMode, must_exist: bool) -> Result<LsmEngine, CliError> {
+    if must_exist && !dir.join("CURRENT").exists() {
+        return Err(CliError::failure(format!(
+            "no database at {}",
+            dir.display()
+        )));
+    }
+    LsmEngine::open(
+        dir,
+        LsmOptions {
+            sync,
+            ..LsmOptions::default()
+        },
+    )
+    .map_err(engine_err)
+}
+
+fn stdout_err(e: std::io::Error) -> CliError {
+    CliError::failure(format!("cannot write to stdout: {e}"))
 }
 
 /// Runs `strata kv`.
-pub fn run(_args: KvArgs, _db: Option<std::path::PathBuf>) -> Result<u8, CliError> {
-    Err(CliError::failure("strata kv is not available in this build yet"))
+pub fn run(args: KvArgs, db: Option<PathBuf>) -> Result<u8, CliError> {
+    let dir = db.ok_or_else(|| CliError::input("strata kv needs --db DIR"))?;
+    let hex = args.hex;
+    match args.command {
+        KvCommand::Put { key, value } => {
+            let (k, v) = (decode(&key, hex, "key")?, decode(&value, hex, "value")?);
+            let e = open(&dir, SyncMode::Always, false)?;
+            let mut b = WriteBatch::new();
+            b.put(k, v);
+            e.write(b).map_err(engine_err)?;
+            e.close().map_err(engine_err)?;
+            Ok(0)
+        }
+        KvCommand::Del { key } => {
+            let k = decode(&key, hex, "key")?;
+            let e = open(&dir, SyncMode::Always, false)?;
+            let mut b = WriteBatch::new();
+            b.delete(k);
+            e.write(b).map_err(engine_err)?;
+            e.close().map_err(engine_err)?;
+            Ok(0)
+        }
+        KvCommand::Get { key } => {
+            let k = decode(&key, hex, "key")?;
+            let e = open(&dir, SyncMode::Always, true)?;
+            let v = e.get(&k).map_err(engine_err)?;
+            e.close().map_err(engine_err)?;
+            match v {
+                Some(v) => {
+                    let mut out = std::io::stdout().lock();
+                    out.write_all(&encode(&v, hex)).map_err(stdout_err)?;
+                    out.write_all(b"\n").map_err(stdout_err)?;
+                    Ok(0)
+                }
+                None => Ok(1),
+            }
+        }
+        KvCommand::Scan {
+            start,
+            end,
+            prefix,
+            reverse,
+            limit,
+        } => {
+            let mut range = KeyRange::all();
+            if let Some(p) = prefix {
+                range = KeyRange::prefix(&decode(&p, hex, "prefix")?);
+            }
+            if let Some(s) = start {
+                let s = decode(&s, hex, "start key")?;
+                let tighter = match &range.start {
+                    Bound::Included(c) => s > *c,
+                    _ => true,
+                };
+                if tighter {
+                    range.start = Bound::Included(s);
+                }
+            }
+            if let Some(x) = end {
+                let x = decode(&x, hex, "end key")?;
+                let tighter = match &range.end {
+                    Bound::Excluded(c) => x < *c,
+                    _ => true,
+                };
+                if tighter {
+                    range.end = Bound::Excluded(x);
+                }
+            }
+            let e = open(&dir, SyncMode::Always, true)?;
+            let dir = if reverse {
+                Direction::Reverse
+            } else {
+                Direction::Forward
+            };
+            let it = e.range(range, dir).map_err(engine_err)?;
+            let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+            for (n, item) in it.enumerate() {
+                if limit.is_some_and(|l| n as u64 >= l) {
+                    break;
+                }
+                let (k, v) = item.map_err(engine_err)?;
+                out.write_all(&encode(&k, hex)).map_err(stdout_err)?;
+                out.write_all(b"\t").map_err(stdout_err)?;
+                out.write_all(&encode(&v, hex)).map_err(stdout_err)?;
+                out.write_all(b"\n").map_err(stdout_err)?;
+            }
+            out.flush().map_err(stdout_err)?;
+            Ok(0)
+        }
+        KvCommand::Load { sync, ack } => load(&dir, hex, sync, ack),
+        KvCommand::Check => {
+            let e = open(&dir, SyncMode::Always, true)?;
+            let r = e.verify().map_err(engine_err)?;
+            e.close().map_err(engine_err)?;
+            println!("ok: {} files, {} entries verified", r.files, r.entries);
+            Ok(0)
+        }
+        KvCommand::Stats => {
+            let e = open(&dir, SyncMode::Always, true)?;
+            let s = e.stats().map_err(engine_err)?;
+            e.close().map_err(engine_err)?;
+            let j = serde_json::json!({
+                "stripes": s.stripes,
+                "files_per_level": s.files_per_level,
+                "bytes_per_level": s.bytes_per_level,
+                "bytes": s.sst_bytes,
+                "memtable_bytes": s.memtable_bytes,
+                "wal_bytes": s.wal_bytes,
+            });
+            println!("{j}");
+            Ok(0)
+        }
+    }
+}
+
+/// Most records in one batch of `load`.
+const LOAD_BATCH: usize = 1000;
+
+fn load(dir: &Path, hex: bool, sync: SyncArg, ack: bool) -> Result<u8, CliError> {
+    let mode = match sync {
+        SyncArg::Always => SyncMode::Always,
+        SyncArg::None => SyncMode::None,
+    };
+    let e = open(dir, mode, false)?;
+    let bar = if std::io::stderr().is_terminal() {
+        let b = indicatif::ProgressBar::new_spinner();
+        b.set_style(
+            indicatif::ProgressStyle::with_template("{spinner} {pos} records loaded ({per_sec})")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
+        );
+        Some(b)
+    } else {
+        None
+    };
+    let mut input = std::io::BufReader::with_capacity(1 << 16, std::io::stdin().lock());
+    let mut out = std::io::stdout().lock();
+    let mut batch = WriteBatch::new();
+    let mut done: u64 = 0;
+    let mut line_no: u64 = 0;
+    let mut line = String::new();
+    let mut commit = |batch: &mut WriteBatch, done: &mut u64| -> Result<(), CliError> {
+        if batch.ops.is_empty() {
+            return Ok(());
+        }
+        let n = batch.ops.len() as u64;
+        e.write(std::mem::take(batch)).map_err(engine_err)?;
+        *done += n;
+        if ack {
+            writeln!(out, "acked {done}").map_err(stdout_err)?;
+            out.flush().map_err(stdout_err)?;
+        }
+        if let Some(b) = &bar {
+            b.set_position(*done);
+        }
+        Ok(())
+    };
+    loop {
+        line.clear();
+        let n = input
+            .read_line(&mut line)
+            .map_err(|e| CliError::failure(format!("cannot read stdin: {e}")))?;
+        if n == 0 {
+            break;
+        }
+        line_no += 1;
+        let t = line.trim();
+        if !t.is_empty() {
+            let rec = parse_record(t, hex).map_err(|m| {
+                // Keep what came before the bad line.
+                let _ = commit(&mut batch, &mut done);
+                CliError::input(format!("stdin line {line_no}: {m}"))
+            })?;
+            batch.put(rec.0, rec.1);
+        }
+        // Commit when the batch is full or when no more input is waiting: a slow producer
+        // gets small batches (and prompt acks), a fast one large batches.
+        if batch.ops.len() >= LOAD_BATCH || input.buffer().is_empty() {
+            commit(&mut batch, &mut done)?;
+        }
+    }
+    commit(&mut batch, &mut done)?;
+    e.close().map_err(engine_err)?;
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    Ok(0)
+}
+
+fn parse_record(line: &str, hex: bool) -> Result<(Vec<u8>, Vec<u8>), String> {
+    let v: serde_json::Value = serde_json::from_str(line).map_err(|e| format!("not JSON: {e}"))?;
+    let field = |name: &str| -> Result<Vec<u8>, String> {
+        let s = v
+            .get(name)
+            .and_then(|x| x.as_str())
+            .ok_or_else(|| format!("missing string field {name:?}"))?;
+        if hex {
+            hex::decode(s).map_err(|e| format!("field {name:?} is not hex: {e}"))
+        } else {
+            Ok(s.as_bytes().to_vec())
+        }
+    };
+    Ok((field("k")?, field("v")?))
 }

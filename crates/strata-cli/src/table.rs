@@ -14,5 +14,7 @@ pub struct TableArgs {
 
 /// Runs `strata table`.
 pub fn run(_args: TableArgs, _db: Option<std::path::PathBuf>) -> Result<u8, CliError> {
-    Err(CliError::failure("strata table is not available in this build yet"))
+    Err(CliError::failure(
+        "strata table is not available in this build yet",
+    ))
 }

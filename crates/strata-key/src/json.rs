@@ -99,7 +99,11 @@ fn int_field(o: &Map<String, Json>, key: &str, path: &str) -> Result<Option<i128
     }
 }
 
-fn str_field<'a>(o: &'a Map<String, Json>, key: &str, path: &str) -> Result<Option<&'a str>, JsonError> {
+fn str_field<'a>(
+    o: &'a Map<String, Json>,
+    key: &str,
+    path: &str,
+) -> Result<Option<&'a str>, JsonError> {
     match o.get(key) {
         None => Ok(None),
         Some(Json::String(s)) => Ok(Some(s)),
@@ -149,7 +153,10 @@ fn typed_from_json(o: &Map<String, Json>, path: &str) -> Result<Value, JsonError
                         b.copy_from_slice(&bits);
                         Ok(Value::Float(f64::from_bits(u64::from_be_bytes(b))))
                     }
-                    _ => Err(err(&format!("{path}.bits"), "wrong number of bytes for the float width")),
+                    _ => Err(err(
+                        &format!("{path}.bits"),
+                        "wrong number of bytes for the float width",
+                    )),
                 }
             } else {
                 match o.get("v") {
@@ -158,7 +165,11 @@ fn typed_from_json(o: &Map<String, Json>, path: &str) -> Result<Value, JsonError
                             .to_string()
                             .parse()
                             .map_err(|_| err(&format!("{path}.v"), "bad number"))?;
-                        Ok(if t == "f32" { Value::F32(f as f32) } else { Value::Float(f) })
+                        Ok(if t == "f32" {
+                            Value::F32(f as f32)
+                        } else {
+                            Value::Float(f)
+                        })
                     }
                     _ => Err(err(path, "float without \"bits\" or numeric \"v\"")),
                 }
@@ -184,7 +195,8 @@ fn typed_from_json(o: &Map<String, Json>, path: &str) -> Result<Value, JsonError
                     .map(Value::Uuid)
                     .map_err(|_| err(&format!("{path}.hex"), "a uuid has 16 bytes"))
             } else {
-                let s = str_field(o, "v", path)?.ok_or_else(|| err(path, "uuid without \"hex\" or \"v\""))?;
+                let s = str_field(o, "v", path)?
+                    .ok_or_else(|| err(path, "uuid without \"hex\" or \"v\""))?;
                 uuid::Uuid::parse_str(s)
                     .map(Value::Uuid)
                     .map_err(|e| err(&format!("{path}.v"), e.to_string()))
@@ -192,11 +204,13 @@ fn typed_from_json(o: &Map<String, Json>, path: &str) -> Result<Value, JsonError
         }
         "time" => {
             let off = int_field(o, "utc_offset_s", path)?.unwrap_or(0);
-            let off = i32::try_from(off).map_err(|_| err(&format!("{path}.utc_offset_s"), "out of range"))?;
+            let off = i32::try_from(off)
+                .map_err(|_| err(&format!("{path}.utc_offset_s"), "out of range"))?;
             let t = if let Some(ns) = int_field(o, "unix_ns", path)? {
                 Time::from_unix_ns(ns, off).ok_or_else(|| err(path, "time out of range"))?
             } else if let Some(ms) = int_field(o, "unix_ms", path)? {
-                let ms = i64::try_from(ms).map_err(|_| err(&format!("{path}.unix_ms"), "out of range"))?;
+                let ms = i64::try_from(ms)
+                    .map_err(|_| err(&format!("{path}.unix_ms"), "out of range"))?;
                 Time::from_unix_ms(ms, off).map_err(|e| err(path, e.to_string()))?
             } else {
                 return Err(err(path, "time without \"unix_ms\" or \"unix_ns\""));
@@ -204,10 +218,15 @@ fn typed_from_json(o: &Map<String, Json>, path: &str) -> Result<Value, JsonError
             Ok(Value::Time(t))
         }
         "tuple" => match o.get("items") {
-            Some(Json::Array(items)) => items_from_json(items, &format!("{path}.items")).map(Value::Tuple),
+            Some(Json::Array(items)) => {
+                items_from_json(items, &format!("{path}.items")).map(Value::Tuple)
+            }
             _ => Err(err(&format!("{path}.items"), "expected an array")),
         },
-        other => Err(err(&format!("{path}.t"), format!("unknown type tag {other:?}"))),
+        other => Err(err(
+            &format!("{path}.t"),
+            format!("unknown type tag {other:?}"),
+        )),
     }
 }
 
@@ -219,7 +238,11 @@ pub fn tuple_to_json(t: &Tuple, typed: bool) -> Json {
 }
 
 fn int_json(i: i128) -> Json {
-    Json::Number(i.to_string().parse::<Number>().unwrap_or_else(|_| Number::from(0)))
+    Json::Number(
+        i.to_string()
+            .parse::<Number>()
+            .unwrap_or_else(|_| Number::from(0)),
+    )
 }
 
 /// The JSON form of one value (see [`tuple_to_json`]).
@@ -249,7 +272,9 @@ pub fn value_to_json(v: &Value, typed: bool) -> Json {
         Value::Float(f) => json!({"t": "f64", "bits": hex::encode(f.to_bits().to_be_bytes())}),
         Value::Bytes(b) => json!({"t": "bytes", "hex": hex::encode(b)}),
         Value::Text(s) => json!({"t": "text", "v": s, "utf8_hex": hex::encode(s.as_bytes())}),
-        Value::Uuid(u) => json!({"t": "uuid", "hex": hex::encode(u.as_bytes()), "v": u.to_string()}),
+        Value::Uuid(u) => {
+            json!({"t": "uuid", "hex": hex::encode(u.as_bytes()), "v": u.to_string()})
+        }
         Value::Time(t) => {
             let mut o = json!({"t": "time", "utc_offset_s": t.offset_s(), "iso": t.to_string()});
             match t.unix_ms_exact() {
@@ -258,7 +283,9 @@ pub fn value_to_json(v: &Value, typed: bool) -> Json {
             }
             o
         }
-        Value::Tuple(t) => json!({"t": "tuple", "items": t.iter().map(|x| value_to_json(x, true)).collect::<Vec<_>>()}),
+        Value::Tuple(t) => {
+            json!({"t": "tuple", "items": t.iter().map(|x| value_to_json(x, true)).collect::<Vec<_>>()})
+        }
     }
 }
 

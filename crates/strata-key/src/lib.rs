@@ -17,10 +17,13 @@
 pub mod codec;
 pub mod error;
 pub mod json;
+pub mod keystone;
+pub mod namespace;
 pub mod range;
 pub mod time;
 pub mod value;
 
+pub use codec::native_serde::{from_key, to_key, KeySerdeError};
 pub use codec::TupleCodec;
 pub use error::{DecodeError, EncodeError};
 pub use time::Time;

@@ -130,6 +130,7 @@ impl Value {
     /// use strata_key::Value;
     /// assert_eq!(Value::Float(-0.0).canonical_float(), Value::Float(0.0));
     /// ```
+    #[allow(clippy::redundant_guards)] // `== 0.0` is meant: it matches −0.0 too
     pub fn canonical_float(self) -> Value {
         match self {
             Value::Float(f) if f == 0.0 => Value::Float(0.0),
@@ -434,9 +435,7 @@ mod tests {
         let shown: Vec<String> = v.iter().map(|x| x.to_string()).collect();
         assert_eq!(
             shown,
-            [
-                "null", "false", "true", "-5", "3", "-0.0", "0.0", "x'00'", "\"a\""
-            ]
+            ["null", "false", "true", "-5", "3", "-0.0", "0.0", "x'00'", "\"a\""]
         );
     }
 

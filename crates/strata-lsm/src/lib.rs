@@ -2,12 +2,27 @@
 //!
 //! The storage engine under Strata: the [`Engine`] trait (point reads, atomic conditional
 //! write batches, ordered range iteration over consistent snapshots) and its implementations:
-//! [`MemEngine`] (in memory) and the striped LSM (seed 05, done properly).
+//! [`MemEngine`] (in memory) and [`LsmEngine`], the striped LSM of seed 05 done properly.
 
+pub mod coding;
 pub mod engine;
 pub mod error;
+pub mod fs;
+pub mod iter;
+pub mod lsm;
+pub mod manifest;
 pub mod mem;
+pub mod memtable;
+pub mod options;
+pub mod record;
+pub mod sst;
+pub mod wal;
 
-pub use engine::{Condition, Direction, Engine, KeyRange, KvIter, KvPair, Op, Snapshot, WriteBatch};
+pub use engine::{
+    Condition, Direction, Engine, KeyRange, KvIter, KvPair, Op, Snapshot, WriteBatch,
+};
 pub use error::{Error, Result};
+pub use fs::{FaultFs, Fs, RealFs};
+pub use lsm::{LsmEngine, Stats, VerifyReport};
 pub use mem::MemEngine;
+pub use options::{LsmOptions, Partitioner, SyncMode};

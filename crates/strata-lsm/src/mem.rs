@@ -79,7 +79,11 @@ impl MemIter {
             (&bounds.0, &bounds.1)
         {
             let empty = s > e
-                || (s == e && !matches!((&bounds.0, &bounds.1), (Bound::Included(_), Bound::Included(_))));
+                || (s == e
+                    && !matches!(
+                        (&bounds.0, &bounds.1),
+                        (Bound::Included(_), Bound::Included(_))
+                    ));
             if empty {
                 self.done = true;
                 return;
@@ -87,8 +91,15 @@ impl MemIter {
         }
         let iter = self.map.range::<Vec<u8>, _>(bounds);
         let mut chunk: Vec<KvPair> = match self.direction {
-            Direction::Forward => iter.take(CHUNK).map(|(k, v)| (k.clone(), v.clone())).collect(),
-            Direction::Reverse => iter.rev().take(CHUNK).map(|(k, v)| (k.clone(), v.clone())).collect(),
+            Direction::Forward => iter
+                .take(CHUNK)
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+            Direction::Reverse => iter
+                .rev()
+                .take(CHUNK)
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
         };
         if chunk.len() < CHUNK {
             self.done = true;
@@ -180,10 +191,17 @@ mod tests {
         }
         let snap = e.snapshot().unwrap();
         crate::engine::put(&e, &9999u32.to_be_bytes(), b"new").unwrap();
-        let fwd: Vec<_> = snap.range(KeyRange::all(), Direction::Forward).unwrap().collect::<Result<_>>().unwrap();
+        let fwd: Vec<_> = snap
+            .range(KeyRange::all(), Direction::Forward)
+            .unwrap()
+            .collect::<Result<_>>()
+            .unwrap();
         assert_eq!(fwd.len(), 600);
         let rev: Vec<_> = e
-            .range(KeyRange::half_open(10u32.to_be_bytes(), 20u32.to_be_bytes()), Direction::Reverse)
+            .range(
+                KeyRange::half_open(10u32.to_be_bytes(), 20u32.to_be_bytes()),
+                Direction::Reverse,
+            )
             .unwrap()
             .map(|r| r.unwrap().0)
             .collect();
@@ -195,9 +213,13 @@ mod tests {
     fn conditions_are_atomic() {
         let e = MemEngine::new();
         let mut b = WriteBatch::new();
-        b.put(b"a".to_vec(), b"1".to_vec()).require(Condition::Absent(b"a".to_vec()));
+        b.put(b"a".to_vec(), b"1".to_vec())
+            .require(Condition::Absent(b"a".to_vec()));
         e.write(b.clone()).unwrap();
-        assert!(matches!(e.write(b), Err(Error::ConditionFailed { index: 0, .. })));
+        assert!(matches!(
+            e.write(b),
+            Err(Error::ConditionFailed { index: 0, .. })
+        ));
         assert_eq!(e.get(b"a").unwrap(), Some(b"1".to_vec()));
     }
 }

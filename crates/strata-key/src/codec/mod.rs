@@ -12,6 +12,7 @@
 pub mod centidb;
 pub mod fdb;
 pub mod native;
+pub mod native_serde;
 pub mod skv;
 
 use crate::error::{DecodeError, EncodeError};

@@ -1,0 +1,1153 @@
+//! Your own types as keys: serde straight to and from the native format, with no [`Value`]
+//! in between.
+//!
+//! The top-level struct, tuple or sequence is *flattened*: each field is one top-level element,
+//! so a key prefix made of the leading fields is a byte prefix, and the bytes are those of the
+//! equivalent dynamic [`Tuple`](crate::Tuple). Below the top level, structs, tuples, sequences
+//! and maps become nested tuples. Mapping:
+//!
+//! | serde | native element |
+//! |---|---|
+//! | `bool` | Bool |
+//! | integers (`i8`…`i128`; `u8`…`u128` up to `i128::MAX`) | Int |
+//! | `f32` / `f64` | F32 / Float |
+//! | `char`, `str` | Text |
+//! | bytes (e.g. `serde_bytes`) | Bytes |
+//! | `None`, `()`, unit struct | Null |
+//! | `Some(x)` | x |
+//! | unit variant | Int (the variant index: declaration order) |
+//! | other variants | tuple (index, fields…) |
+//! | struct, tuple, seq | tuple (flattened at the top level) |
+//! | map | tuple of alternating keys and values |
+//!
+//! Decoding a Uuid element gives its 16 bytes; Time elements are not supported through serde
+//! (use [`Value`]).
+//!
+//! [`Value`]: crate::Value
+//!
+//! ```
+//! use serde::{Deserialize, Serialize};
+//! use strata_key::codec::native_serde::{from_key, to_key};
+//!
+//! #[derive(Serialize, Deserialize, PartialEq, Debug)]
+//! struct PostKey { user: String, ts: i64 }
+//!
+//! let k = to_key(&PostKey { user: "ann".into(), ts: 7 }).unwrap();
+//! assert_eq!(from_key::<PostKey>(&k).unwrap(), PostKey { user: "ann".into(), ts: 7 });
+//! // The same bytes as the dynamic tuple:
+//! use strata_key::{tuple, TupleCodec, codec::native::NativeCodec};
+//! assert_eq!(k, NativeCodec::new().encode(&tuple!("ann", 7)).unwrap());
+//! ```
+
+use std::borrow::Cow;
+use std::fmt::Display;
+
+use serde::de::{self, DeserializeSeed, EnumAccess, SeqAccess, VariantAccess, Visitor};
+use serde::ser::{self, Serialize};
+
+use super::native::{
+    encode_int, ordered_f32, put_escaped, put_f64, unordered_f32, Order, Reader, MAX_DEPTH,
+    TAG_BYTES, TAG_END, TAG_F32, TAG_F64, TAG_F64_HI, TAG_FALSE, TAG_INT_MAX, TAG_INT_MIN,
+    TAG_NULL_FIRST, TAG_NULL_LAST, TAG_TEXT, TAG_TIME, TAG_TRUE, TAG_TUPLE, TAG_UUID, TAG_UUID_HI,
+    TRAILER,
+};
+use crate::error::DecodeError;
+
+/// Errors of the serde bridge.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum KeySerdeError {
+    /// A serde error message (from a Serialize/Deserialize impl or a type mismatch).
+    #[error("{0}")]
+    Message(String),
+    /// The bytes are not a valid native key.
+    #[error(transparent)]
+    Decode(#[from] DecodeError),
+    /// Bytes left after the value was read.
+    #[error("{0} trailing bytes after the key's value")]
+    Trailing(usize),
+}
+
+impl ser::Error for KeySerdeError {
+    fn custom<T: Display>(msg: T) -> Self {
+        KeySerdeError::Message(msg.to_string())
+    }
+}
+
+impl de::Error for KeySerdeError {
+    fn custom<T: Display>(msg: T) -> Self {
+        KeySerdeError::Message(msg.to_string())
+    }
+}
+
+type Result<T> = std::result::Result<T, KeySerdeError>;
+
+/// Encodes `value` as a native key (all fields ascending, nulls first).
+pub fn to_key<T: Serialize + ?Sized>(value: &T) -> Result<Vec<u8>> {
+    to_key_with_orders(value, &[])
+}
+
+/// Encodes `value` as a native key with one [`Order`] per leading top-level field.
+///
+/// ```
+/// use strata_key::codec::native::Order;
+/// use strata_key::codec::native_serde::{from_key, to_key_with_orders};
+/// let o = [Order::ASC, Order::DESC];
+/// let a = to_key_with_orders(&("u", 2u32), &o).unwrap();
+/// let b = to_key_with_orders(&("u", 1u32), &o).unwrap();
+/// assert!(a < b);
+/// assert_eq!(from_key::<(String, u32)>(&a).unwrap(), ("u".to_string(), 2));
+/// ```
+pub fn to_key_with_orders<T: Serialize + ?Sized>(value: &T, orders: &[Order]) -> Result<Vec<u8>> {
+    let mut out = Vec::with_capacity(32);
+    to_key_into(value, orders, &mut out)?;
+    Ok(out)
+}
+
+/// Appends the native key of `value` to `out` (reuse one buffer for many keys).
+pub fn to_key_into<T: Serialize + ?Sized>(
+    value: &T,
+    orders: &[Order],
+    out: &mut Vec<u8>,
+) -> Result<()> {
+    let mut s = KeySerializer {
+        out,
+        orders,
+        index: 0,
+        level: 0,
+        top_start: None,
+    };
+    value.serialize(&mut s)
+}
+
+/// Decodes a native key into `T` (strings are decoded into owned `String`s / byte buffers:
+/// the format shifts string bytes, so nothing can be borrowed).
+pub fn from_key<'de, T: serde::Deserialize<'de>>(bytes: &'de [u8]) -> Result<T> {
+    let mut d = KeyDeserializer {
+        r: Reader::new(bytes),
+        level: 0,
+    };
+    let v = T::deserialize(&mut d)?;
+    if !d.r.at_end() {
+        return Err(KeySerdeError::Trailing(bytes.len() - d.r.pos));
+    }
+    Ok(v)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Serializer
+// ---------------------------------------------------------------------------------------------
+
+/// Levels: 0 = the root (a compound here is flattened), 1 = a top-level element, ≥ 2 = inside
+/// a nested tuple.
+struct KeySerializer<'a> {
+    out: &'a mut Vec<u8>,
+    orders: &'a [Order],
+    /// Next top-level element index.
+    index: usize,
+    level: usize,
+    /// Start offset of the open top-level nested tuple, when it is descending.
+    top_start: Option<usize>,
+}
+
+enum CompoundKind {
+    /// The root compound: its members are top-level elements.
+    Flat,
+    /// A nested tuple that is one top-level element.
+    TopNested,
+    /// A nested tuple inside another.
+    Nested,
+}
+
+struct Compound<'s, 'a> {
+    s: &'s mut KeySerializer<'a>,
+    kind: CompoundKind,
+}
+
+impl<'a> KeySerializer<'a> {
+    /// Writes one scalar element: at the root or top level with its field's order, inside
+    /// tuples ascending with nulls first.
+    #[inline]
+    fn scalar(&mut self, null: bool, write: impl FnOnce(&mut Vec<u8>)) -> Result<()> {
+        if self.level >= 2 {
+            if null {
+                self.out.push(TAG_NULL_FIRST);
+            } else {
+                write(self.out);
+            }
+            return Ok(());
+        }
+        let order = self.orders.get(self.index).copied().unwrap_or_default();
+        self.index += 1;
+        let start = self.out.len();
+        if null {
+            // Stored placement is swapped for descending fields (see the native module).
+            let last = order.nulls_last != order.descending;
+            self.out
+                .push(if last { TAG_NULL_LAST } else { TAG_NULL_FIRST });
+        } else {
+            write(self.out);
+        }
+        if order.descending {
+            for b in &mut self.out[start..] {
+                *b = !*b;
+            }
+        }
+        Ok(())
+    }
+
+    #[inline]
+    fn int(&mut self, v: i128) -> Result<()> {
+        self.scalar(false, |o| encode_int(v, o))
+    }
+
+    fn open(&mut self) -> Result<Compound<'_, 'a>> {
+        let kind = match self.level {
+            0 => {
+                self.level = 1;
+                CompoundKind::Flat
+            }
+            1 => {
+                let order = self.orders.get(self.index).copied().unwrap_or_default();
+                self.index += 1;
+                self.top_start = order.descending.then_some(self.out.len());
+                self.out.push(TAG_TUPLE);
+                self.level = 2;
+                CompoundKind::TopNested
+            }
+            l => {
+                if l > MAX_DEPTH {
+                    return Err(KeySerdeError::Message(format!(
+                        "nested deeper than {MAX_DEPTH}"
+                    )));
+                }
+                self.out.push(TAG_TUPLE);
+                self.level += 1;
+                CompoundKind::Nested
+            }
+        };
+        Ok(Compound { s: self, kind })
+    }
+}
+
+impl Compound<'_, '_> {
+    fn element<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<()> {
+        v.serialize(&mut *self.s)
+    }
+
+    fn close(self) -> Result<()> {
+        match self.kind {
+            CompoundKind::Flat => self.s.level = 0,
+            CompoundKind::TopNested => {
+                self.s.out.push(TAG_END);
+                self.s.level = 1;
+                if let Some(start) = self.s.top_start.take() {
+                    for b in &mut self.s.out[start..] {
+                        *b = !*b;
+                    }
+                }
+            }
+            CompoundKind::Nested => {
+                self.s.out.push(TAG_END);
+                self.s.level -= 1;
+            }
+        }
+        Ok(())
+    }
+}
+
+macro_rules! compound_impl {
+    ($trait:ident, $method:ident) => {
+        impl ser::$trait for Compound<'_, '_> {
+            type Ok = ();
+            type Error = KeySerdeError;
+            fn $method<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<()> {
+                self.element(v)
+            }
+            fn end(self) -> Result<()> {
+                self.close()
+            }
+        }
+    };
+}
+compound_impl!(SerializeSeq, serialize_element);
+compound_impl!(SerializeTuple, serialize_element);
+compound_impl!(SerializeTupleStruct, serialize_field);
+compound_impl!(SerializeTupleVariant, serialize_field);
+
+impl ser::SerializeStruct for Compound<'_, '_> {
+    type Ok = ();
+    type Error = KeySerdeError;
+    fn serialize_field<T: Serialize + ?Sized>(&mut self, _key: &'static str, v: &T) -> Result<()> {
+        self.element(v)
+    }
+    fn end(self) -> Result<()> {
+        self.close()
+    }
+}
+
+impl ser::SerializeStructVariant for Compound<'_, '_> {
+    type Ok = ();
+    type Error = KeySerdeError;
+    fn serialize_field<T: Serialize + ?Sized>(&mut self, _key: &'static str, v: &T) -> Result<()> {
+        self.element(v)
+    }
+    fn end(self) -> Result<()> {
+        self.close()
+    }
+}
+
+impl ser::SerializeMap for Compound<'_, '_> {
+    type Ok = ();
+    type Error = KeySerdeError;
+    fn serialize_key<T: Serialize + ?Sized>(&mut self, k: &T) -> Result<()> {
+        self.element(k)
+    }
+    fn serialize_value<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<()> {
+        self.element(v)
+    }
+    fn end(self) -> Result<()> {
+        self.close()
+    }
+}
+
+impl<'s, 'a> ser::Serializer for &'s mut KeySerializer<'a> {
+    type Ok = ();
+    type Error = KeySerdeError;
+    type SerializeSeq = Compound<'s, 'a>;
+    type SerializeTuple = Compound<'s, 'a>;
+    type SerializeTupleStruct = Compound<'s, 'a>;
+    type SerializeTupleVariant = Compound<'s, 'a>;
+    type SerializeMap = Compound<'s, 'a>;
+    type SerializeStruct = Compound<'s, 'a>;
+    type SerializeStructVariant = Compound<'s, 'a>;
+
+    fn serialize_bool(self, v: bool) -> Result<()> {
+        self.scalar(false, |o| o.push(if v { TAG_TRUE } else { TAG_FALSE }))
+    }
+    fn serialize_i8(self, v: i8) -> Result<()> {
+        self.int(v.into())
+    }
+    fn serialize_i16(self, v: i16) -> Result<()> {
+        self.int(v.into())
+    }
+    fn serialize_i32(self, v: i32) -> Result<()> {
+        self.int(v.into())
+    }
+    fn serialize_i64(self, v: i64) -> Result<()> {
+        self.int(v.into())
+    }
+    fn serialize_i128(self, v: i128) -> Result<()> {
+        self.int(v)
+    }
+    fn serialize_u8(self, v: u8) -> Result<()> {
+        self.int(v.into())
+    }
+    fn serialize_u16(self, v: u16) -> Result<()> {
+        self.int(v.into())
+    }
+    fn serialize_u32(self, v: u32) -> Result<()> {
+        self.int(v.into())
+    }
+    fn serialize_u64(self, v: u64) -> Result<()> {
+        self.int(v.into())
+    }
+    fn serialize_u128(self, v: u128) -> Result<()> {
+        let v = i128::try_from(v).map_err(|_| {
+            KeySerdeError::Message(format!("u128 {v} exceeds the key integer range"))
+        })?;
+        self.int(v)
+    }
+    fn serialize_f32(self, v: f32) -> Result<()> {
+        self.scalar(false, |o| {
+            o.push(TAG_F32);
+            o.extend_from_slice(&ordered_f32(v).to_be_bytes());
+            o.push(TRAILER);
+        })
+    }
+    fn serialize_f64(self, v: f64) -> Result<()> {
+        self.scalar(false, |o| put_f64(o, v))
+    }
+    fn serialize_char(self, v: char) -> Result<()> {
+        let mut buf = [0u8; 4];
+        self.serialize_str(v.encode_utf8(&mut buf))
+    }
+    fn serialize_str(self, v: &str) -> Result<()> {
+        self.scalar(false, |o| {
+            o.push(TAG_TEXT);
+            put_escaped(o, v.as_bytes());
+        })
+    }
+    fn serialize_bytes(self, v: &[u8]) -> Result<()> {
+        self.scalar(false, |o| {
+            o.push(TAG_BYTES);
+            put_escaped(o, v);
+        })
+    }
+    fn serialize_none(self) -> Result<()> {
+        self.scalar(true, |_| {})
+    }
+    fn serialize_some<T: Serialize + ?Sized>(self, v: &T) -> Result<()> {
+        v.serialize(self)
+    }
+    fn serialize_unit(self) -> Result<()> {
+        self.scalar(true, |_| {})
+    }
+    fn serialize_unit_struct(self, _name: &'static str) -> Result<()> {
+        self.serialize_unit()
+    }
+    fn serialize_unit_variant(
+        self,
+        _name: &'static str,
+        index: u32,
+        _variant: &'static str,
+    ) -> Result<()> {
+        self.int(index.into())
+    }
+    fn serialize_newtype_struct<T: Serialize + ?Sized>(
+        self,
+        _name: &'static str,
+        v: &T,
+    ) -> Result<()> {
+        v.serialize(self)
+    }
+    fn serialize_newtype_variant<T: Serialize + ?Sized>(
+        self,
+        _name: &'static str,
+        index: u32,
+        _variant: &'static str,
+        v: &T,
+    ) -> Result<()> {
+        let mut c = self.open()?;
+        c.element(&index)?;
+        c.element(v)?;
+        c.close()
+    }
+    fn serialize_seq(self, _len: Option<usize>) -> Result<Self::SerializeSeq> {
+        self.open()
+    }
+    fn serialize_tuple(self, _len: usize) -> Result<Self::SerializeTuple> {
+        self.open()
+    }
+    fn serialize_tuple_struct(
+        self,
+        _name: &'static str,
+        _len: usize,
+    ) -> Result<Self::SerializeTupleStruct> {
+        self.open()
+    }
+    fn serialize_tuple_variant(
+        self,
+        _name: &'static str,
+        index: u32,
+        _variant: &'static str,
+        _len: usize,
+    ) -> Result<Self::SerializeTupleVariant> {
+        let mut c = self.open()?;
+        c.element(&index)?;
+        Ok(c)
+    }
+    fn serialize_map(self, _len: Option<usize>) -> Result<Self::SerializeMap> {
+        self.open()
+    }
+    fn serialize_struct(self, _name: &'static str, _len: usize) -> Result<Self::SerializeStruct> {
+        self.open()
+    }
+    fn serialize_struct_variant(
+        self,
+        _name: &'static str,
+        index: u32,
+        _variant: &'static str,
+        _len: usize,
+    ) -> Result<Self::SerializeStructVariant> {
+        let mut c = self.open()?;
+        c.element(&index)?;
+        Ok(c)
+    }
+    fn is_human_readable(&self) -> bool {
+        false
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Deserializer
+// ---------------------------------------------------------------------------------------------
+
+/// Levels as in the serializer: 0 = root, 1 = top-level element, ≥ 2 = nested.
+struct KeyDeserializer<'de> {
+    r: Reader<'de>,
+    level: usize,
+}
+
+impl<'de> KeyDeserializer<'de> {
+    /// At the root or between top-level elements: set the complement mask from the element's
+    /// first byte. Returns the element's tag (relative).
+    fn begin_element(&mut self) -> Result<u8> {
+        if self.level >= 2 {
+            return self.peek_tag();
+        }
+        let Some(&raw) = self.r_bytes().get(self.r.pos) else {
+            return Err(self.r.err(self.r.pos, "unexpected end of key").into());
+        };
+        self.r.mask = match raw {
+            0x02..=0x7f => 0,
+            0x80..=0xfd => 0xff,
+            _ => {
+                return Err(self
+                    .r
+                    .err(
+                        self.r.pos,
+                        format!("byte 0x{raw:02x} cannot start an element"),
+                    )
+                    .into())
+            }
+        };
+        Ok(raw ^ self.r.mask)
+    }
+
+    fn r_bytes(&self) -> &'de [u8] {
+        self.r.bytes()
+    }
+
+    fn peek_tag(&self) -> Result<u8> {
+        match self.r_bytes().get(self.r.pos) {
+            Some(b) => Ok(b ^ self.r.mask),
+            None => Err(self.r.err(self.r.pos, "unexpected end of key").into()),
+        }
+    }
+
+    /// After a scalar element at the top level, clear the mask.
+    fn end_element(&mut self) {
+        if self.level < 2 {
+            self.r.mask = 0;
+        }
+    }
+
+    fn int(&mut self) -> Result<i128> {
+        let tag = self.begin_element()?;
+        let at = self.r.pos;
+        if !(TAG_INT_MIN..=TAG_INT_MAX).contains(&tag) {
+            return Err(self
+                .r
+                .err(at, format!("expected an integer, found tag 0x{tag:02x}"))
+                .into());
+        }
+        self.r.pos += 1;
+        let v = self.r.int_after_tag(tag, at)?;
+        self.end_element();
+        Ok(v)
+    }
+
+    fn string(&mut self, want: u8) -> Result<Cow<'de, [u8]>> {
+        let tag = self.begin_element()?;
+        if tag != want {
+            let what = if want == TAG_TEXT { "text" } else { "bytes" };
+            return Err(self
+                .r
+                .err(
+                    self.r.pos,
+                    format!("expected {what}, found tag 0x{tag:02x}"),
+                )
+                .into());
+        }
+        self.r.pos += 1;
+        let s = Cow::Owned(self.r.escaped()?);
+        self.end_element();
+        Ok(s)
+    }
+
+    fn text(&mut self) -> Result<Cow<'de, str>> {
+        let at = self.r.pos;
+        match self.string(TAG_TEXT)? {
+            Cow::Borrowed(b) => std::str::from_utf8(b).map(Cow::Borrowed).map_err(|e| {
+                self.r
+                    .err(at, format!("text is not valid UTF-8: {e}"))
+                    .into()
+            }),
+            Cow::Owned(b) => String::from_utf8(b).map(Cow::Owned).map_err(|e| {
+                self.r
+                    .err(at, format!("text is not valid UTF-8: {}", e.utf8_error()))
+                    .into()
+            }),
+        }
+    }
+
+    /// Opens a compound: the root's members are the top-level elements; below, a nested tuple.
+    fn open(&mut self) -> Result<SeqKind> {
+        if self.level == 0 {
+            self.level = 1;
+            return Ok(SeqKind::Top);
+        }
+        let tag = self.begin_element()?;
+        if tag != TAG_TUPLE {
+            return Err(self
+                .r
+                .err(
+                    self.r.pos,
+                    format!("expected a tuple, found tag 0x{tag:02x}"),
+                )
+                .into());
+        }
+        if self.level > MAX_DEPTH {
+            return Err(self.r.err(self.r.pos, "tuples nested too deep").into());
+        }
+        self.r.pos += 1;
+        let kind = if self.level == 1 {
+            SeqKind::TopNested
+        } else {
+            SeqKind::Nested
+        };
+        self.level += 1;
+        Ok(kind)
+    }
+
+    fn close(&mut self, kind: SeqKind) -> Result<()> {
+        match kind {
+            SeqKind::Top => {
+                self.level = 0;
+                Ok(())
+            }
+            SeqKind::TopNested | SeqKind::Nested => {
+                let at = self.r.pos;
+                match self.r.byte() {
+                    Ok(TAG_END) => {}
+                    Ok(_) => {
+                        return Err(self
+                            .r
+                            .err(at, "more elements in the tuple than the type has")
+                            .into())
+                    }
+                    Err(e) => return Err(e.into()),
+                }
+                self.level -= 1;
+                if matches!(kind, SeqKind::TopNested) {
+                    self.r.mask = 0;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    fn with_seq<V: Visitor<'de>>(&mut self, visitor: V) -> Result<V::Value> {
+        let kind = self.open()?;
+        let v = visitor.visit_seq(Seq { d: self, kind })?;
+        self.close(kind)?;
+        Ok(v)
+    }
+}
+
+#[derive(Clone, Copy)]
+enum SeqKind {
+    Top,
+    TopNested,
+    Nested,
+}
+
+struct Seq<'a, 'de> {
+    d: &'a mut KeyDeserializer<'de>,
+    kind: SeqKind,
+}
+
+impl<'de> SeqAccess<'de> for Seq<'_, 'de> {
+    type Error = KeySerdeError;
+    fn next_element_seed<T: DeserializeSeed<'de>>(&mut self, seed: T) -> Result<Option<T::Value>> {
+        let more = match self.kind {
+            SeqKind::Top => !self.d.r.at_end(),
+            _ => self.d.peek_tag()? != TAG_END,
+        };
+        if more {
+            seed.deserialize(&mut *self.d).map(Some)
+        } else {
+            Ok(None)
+        }
+    }
+}
+
+struct Enum<'a, 'de> {
+    d: &'a mut KeyDeserializer<'de>,
+    /// Open tuple of a data variant (None: a unit variant, just an integer).
+    kind: Option<SeqKind>,
+}
+
+impl<'a, 'de> EnumAccess<'de> for Enum<'a, 'de> {
+    type Error = KeySerdeError;
+    type Variant = Self;
+    fn variant_seed<V: DeserializeSeed<'de>>(self, seed: V) -> Result<(V::Value, Self)> {
+        let idx = self.d.int()?;
+        let idx = u32::try_from(idx)
+            .map_err(|_| KeySerdeError::Message(format!("variant index {idx} out of range")))?;
+        let v = seed.deserialize(de::value::U32Deserializer::<KeySerdeError>::new(idx))?;
+        Ok((v, self))
+    }
+}
+
+impl<'de> VariantAccess<'de> for Enum<'_, 'de> {
+    type Error = KeySerdeError;
+    fn unit_variant(self) -> Result<()> {
+        match self.kind {
+            None => Ok(()),
+            Some(k) => self.d.close(k),
+        }
+    }
+    fn newtype_variant_seed<T: DeserializeSeed<'de>>(self, seed: T) -> Result<T::Value> {
+        let kind = self
+            .kind
+            .ok_or_else(|| KeySerdeError::Message("expected a variant with data".into()))?;
+        let v = seed.deserialize(&mut *self.d)?;
+        self.d.close(kind)?;
+        Ok(v)
+    }
+    fn tuple_variant<V: Visitor<'de>>(self, _len: usize, visitor: V) -> Result<V::Value> {
+        let kind = self
+            .kind
+            .ok_or_else(|| KeySerdeError::Message("expected a variant with data".into()))?;
+        let v = visitor.visit_seq(Seq {
+            d: &mut *self.d,
+            kind,
+        })?;
+        self.d.close(kind)?;
+        Ok(v)
+    }
+    fn struct_variant<V: Visitor<'de>>(
+        self,
+        fields: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value> {
+        self.tuple_variant(fields.len(), visitor)
+    }
+}
+
+macro_rules! de_int {
+    ($method:ident, $visit:ident, $t:ty) => {
+        fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+            let at = self.r.pos;
+            let v = self.int()?;
+            let v = <$t>::try_from(v).map_err(|_| {
+                self.r.err(
+                    at,
+                    format!("integer {v} out of range for {}", stringify!($t)),
+                )
+            })?;
+            visitor.$visit(v)
+        }
+    };
+}
+
+impl<'de> de::Deserializer<'de> for &mut KeyDeserializer<'de> {
+    type Error = KeySerdeError;
+
+    fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        if self.level == 0 {
+            // The root of a self-described key: a sequence of top-level elements.
+            return self.with_seq(visitor);
+        }
+        let tag = self.begin_element()?;
+        match tag {
+            t if self.is_null_tag(t) => {
+                self.r.pos += 1;
+                self.end_element();
+                visitor.visit_unit()
+            }
+            TAG_FALSE | TAG_TRUE => {
+                self.r.pos += 1;
+                self.end_element();
+                visitor.visit_bool(tag == TAG_TRUE)
+            }
+            TAG_INT_MIN..=TAG_INT_MAX => {
+                let v = self.int()?;
+                if let Ok(x) = i64::try_from(v) {
+                    visitor.visit_i64(x)
+                } else if let Ok(x) = u64::try_from(v) {
+                    visitor.visit_u64(x)
+                } else {
+                    visitor.visit_i128(v)
+                }
+            }
+            TAG_F32 => self.deserialize_f32(visitor),
+            TAG_F64 | TAG_F64_HI => self.deserialize_f64(visitor),
+            TAG_TEXT => self.deserialize_str(visitor),
+            TAG_BYTES => self.deserialize_bytes(visitor),
+            TAG_UUID | TAG_UUID_HI => {
+                self.r.pos += 1;
+                let a = self.r.uuid_after_tag(tag)?;
+                self.end_element();
+                visitor.visit_bytes(&a)
+            }
+            TAG_TUPLE => self.with_seq(visitor),
+            TAG_TIME => Err(self
+                .r
+                .err(
+                    self.r.pos,
+                    "time elements cannot be read through serde; use Value",
+                )
+                .into()),
+            other => Err(self
+                .r
+                .err(self.r.pos, format!("unexpected tag 0x{other:02x}"))
+                .into()),
+        }
+    }
+
+    fn deserialize_bool<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        let tag = self.begin_element()?;
+        match tag {
+            TAG_FALSE | TAG_TRUE => {
+                self.r.pos += 1;
+                self.end_element();
+                visitor.visit_bool(tag == TAG_TRUE)
+            }
+            other => Err(self
+                .r
+                .err(
+                    self.r.pos,
+                    format!("expected a bool, found tag 0x{other:02x}"),
+                )
+                .into()),
+        }
+    }
+
+    de_int!(deserialize_i8, visit_i8, i8);
+    de_int!(deserialize_i16, visit_i16, i16);
+    de_int!(deserialize_i32, visit_i32, i32);
+    de_int!(deserialize_i64, visit_i64, i64);
+    de_int!(deserialize_i128, visit_i128, i128);
+    de_int!(deserialize_u8, visit_u8, u8);
+    de_int!(deserialize_u16, visit_u16, u16);
+    de_int!(deserialize_u32, visit_u32, u32);
+    de_int!(deserialize_u64, visit_u64, u64);
+    de_int!(deserialize_u128, visit_u128, u128);
+
+    fn deserialize_f32<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        let tag = self.begin_element()?;
+        if tag != TAG_F32 {
+            return Err(self
+                .r
+                .err(
+                    self.r.pos,
+                    format!("expected an f32, found tag 0x{tag:02x}"),
+                )
+                .into());
+        }
+        self.r.pos += 1;
+        let b = self.r.take(4)?;
+        let u = u32::from_be_bytes([b[0], b[1], b[2], b[3]]) ^ u32::from_ne_bytes([self.r.mask; 4]);
+        self.r.trailer()?;
+        self.end_element();
+        visitor.visit_f32(unordered_f32(u))
+    }
+
+    fn deserialize_f64<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        let tag = self.begin_element()?;
+        if tag != TAG_F64 && tag != TAG_F64_HI {
+            return Err(self
+                .r
+                .err(
+                    self.r.pos,
+                    format!("expected an f64, found tag 0x{tag:02x}"),
+                )
+                .into());
+        }
+        self.r.pos += 1;
+        let f = self.r.f64_after_tag(tag)?;
+        self.end_element();
+        visitor.visit_f64(f)
+    }
+
+    fn deserialize_char<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        let at = self.r.pos;
+        let s = self.text()?;
+        let mut it = s.chars();
+        match (it.next(), it.next()) {
+            (Some(c), None) => visitor.visit_char(c),
+            _ => Err(self.r.err(at, "expected a single character").into()),
+        }
+    }
+
+    fn deserialize_str<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        match self.text()? {
+            Cow::Borrowed(s) => visitor.visit_borrowed_str(s),
+            Cow::Owned(s) => visitor.visit_string(s),
+        }
+    }
+
+    fn deserialize_string<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        self.deserialize_str(visitor)
+    }
+
+    fn deserialize_bytes<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        if self.level >= 1 && matches!(self.peek_top_tag()?, TAG_UUID | TAG_UUID_HI) {
+            return self.deserialize_any(visitor);
+        }
+        match self.string(TAG_BYTES)? {
+            Cow::Borrowed(b) => visitor.visit_borrowed_bytes(b),
+            Cow::Owned(b) => visitor.visit_byte_buf(b),
+        }
+    }
+
+    fn deserialize_byte_buf<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        self.deserialize_bytes(visitor)
+    }
+
+    fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        let tag = self.begin_element()?;
+        if self.is_null_tag(tag) {
+            self.r.pos += 1;
+            self.end_element();
+            visitor.visit_none()
+        } else {
+            visitor.visit_some(self)
+        }
+    }
+
+    fn deserialize_unit<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        let tag = self.begin_element()?;
+        if self.is_null_tag(tag) {
+            self.r.pos += 1;
+            self.end_element();
+            visitor.visit_unit()
+        } else {
+            Err(self
+                .r
+                .err(self.r.pos, format!("expected null, found tag 0x{tag:02x}"))
+                .into())
+        }
+    }
+
+    fn deserialize_unit_struct<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        visitor: V,
+    ) -> Result<V::Value> {
+        self.deserialize_unit(visitor)
+    }
+
+    fn deserialize_newtype_struct<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        visitor: V,
+    ) -> Result<V::Value> {
+        visitor.visit_newtype_struct(self)
+    }
+
+    fn deserialize_seq<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        self.with_seq(visitor)
+    }
+
+    fn deserialize_tuple<V: Visitor<'de>>(self, _len: usize, visitor: V) -> Result<V::Value> {
+        self.with_seq(visitor)
+    }
+
+    fn deserialize_tuple_struct<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        _len: usize,
+        visitor: V,
+    ) -> Result<V::Value> {
+        self.with_seq(visitor)
+    }
+
+    fn deserialize_map<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        let kind = self.open()?;
+        let v = visitor.visit_map(Map { d: self, kind })?;
+        self.close(kind)?;
+        Ok(v)
+    }
+
+    fn deserialize_struct<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        _fields: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value> {
+        self.with_seq(visitor)
+    }
+
+    fn deserialize_enum<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        _variants: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value> {
+        if self.level == 0 {
+            // A root enum is flattened: (index, fields...) as top-level elements.
+            let kind = self.open()?;
+            return visitor.visit_enum(Enum {
+                d: self,
+                kind: Some(kind),
+            });
+        }
+        let tag = self.begin_element()?;
+        if tag == TAG_TUPLE {
+            let kind = self.open()?;
+            visitor.visit_enum(Enum {
+                d: self,
+                kind: Some(kind),
+            })
+        } else {
+            visitor.visit_enum(Enum {
+                d: self,
+                kind: None,
+            })
+        }
+    }
+
+    fn deserialize_identifier<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        self.deserialize_any(visitor)
+    }
+
+    fn deserialize_ignored_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        self.deserialize_any(visitor)
+    }
+
+    fn is_human_readable(&self) -> bool {
+        false
+    }
+}
+
+impl<'de> KeyDeserializer<'de> {
+    /// NULL tags: nulls-last only at the top level (inside tuples NULL always sorts first).
+    fn is_null_tag(&self, tag: u8) -> bool {
+        tag == TAG_NULL_FIRST || (tag == TAG_NULL_LAST && self.level < 2)
+    }
+
+    fn peek_top_tag(&mut self) -> Result<u8> {
+        if self.level >= 2 {
+            self.peek_tag()
+        } else {
+            let t = self.begin_element()?;
+            Ok(t)
+        }
+    }
+}
+
+struct Map<'a, 'de> {
+    d: &'a mut KeyDeserializer<'de>,
+    kind: SeqKind,
+}
+
+impl<'de> de::MapAccess<'de> for Map<'_, 'de> {
+    type Error = KeySerdeError;
+    fn next_key_seed<K: DeserializeSeed<'de>>(&mut self, seed: K) -> Result<Option<K::Value>> {
+        let more = match self.kind {
+            SeqKind::Top => !self.d.r.at_end(),
+            _ => self.d.peek_tag()? != TAG_END,
+        };
+        if more {
+            seed.deserialize(&mut *self.d).map(Some)
+        } else {
+            Ok(None)
+        }
+    }
+    fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value> {
+        seed.deserialize(&mut *self.d)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::codec::native::NativeCodec;
+    use crate::{tuple, TupleCodec, Value};
+    use serde::{Deserialize, Serialize};
+    use std::collections::BTreeMap;
+
+    #[derive(Serialize, Deserialize, Debug, PartialEq, Clone)]
+    enum Kind {
+        A,
+        B(i32),
+        C { x: String, y: Option<u8> },
+        D(u8, u8),
+    }
+
+    #[derive(Serialize, Deserialize, Debug, PartialEq, Clone)]
+    struct Key {
+        tenant: u16,
+        name: String,
+        ts: i64,
+        id: Option<u64>,
+        inner: (bool, f64),
+        kind: Kind,
+        tags: Vec<String>,
+        map: BTreeMap<String, i32>,
+    }
+
+    fn sample(kind: Kind) -> Key {
+        Key {
+            tenant: 3,
+            name: "a\0\u{1}b".into(),
+            ts: -5,
+            id: None,
+            inner: (true, -0.0),
+            kind,
+            tags: vec!["x".into(), "".into()],
+            map: [("k".to_string(), 1)].into_iter().collect(),
+        }
+    }
+
+    #[test]
+    fn round_trip_structs_enums_maps() {
+        for kind in [
+            Kind::A,
+            Kind::B(-7),
+            Kind::C {
+                x: "q".into(),
+                y: Some(2),
+            },
+            Kind::D(1, 2),
+        ] {
+            let k = sample(kind);
+            let bytes = to_key(&k).unwrap();
+            assert_eq!(from_key::<Key>(&bytes).unwrap(), k);
+            // The dynamic decoder reads the same bytes.
+            let t = NativeCodec::new().decode(&bytes).unwrap();
+            assert_eq!(t.len(), 8);
+        }
+    }
+
+    #[test]
+    fn same_bytes_as_dynamic_tuples() {
+        let k = to_key(&(1u8, "x", Some(2i64), None::<i64>, (3u8, "y"))).unwrap();
+        let t = tuple!(1, "x", 2, Value::Null, tuple!(3, "y"));
+        assert_eq!(k, NativeCodec::new().encode(&t).unwrap());
+    }
+
+    #[test]
+    fn descending_fields_round_trip() {
+        let o = [
+            Order::DESC,
+            Order {
+                descending: true,
+                nulls_last: true,
+            },
+            Order::DESC,
+        ];
+        let v = (5u32, None::<String>, (1u8, "z".to_string()));
+        let k = to_key_with_orders(&v, &o).unwrap();
+        let codec = NativeCodec::with_orders(o.to_vec());
+        assert_eq!(
+            codec
+                .encode(&tuple!(5, Value::Null, tuple!(1, "z")))
+                .unwrap(),
+            k
+        );
+        assert_eq!(
+            from_key::<(u32, Option<String>, (u8, String))>(&k).unwrap(),
+            v
+        );
+        let k2 = to_key_with_orders(&(6u32, None::<String>, (1u8, "z".to_string())), &o).unwrap();
+        assert!(k2 < k);
+    }
+
+    #[test]
+    fn borrowed_strings_and_errors() {
+        let k = to_key(&("plain", 1u8)).unwrap();
+        let (s, _): (String, u8) = from_key(&k).unwrap();
+        assert_eq!(s, "plain");
+        assert!(from_key::<(String, u8, u8)>(&k).is_err());
+        assert!(matches!(
+            from_key::<String>(&k),
+            Err(KeySerdeError::Trailing(_))
+        ));
+        assert!(from_key::<(u8, u8)>(&k).is_err());
+        assert!(from_key::<(i8,)>(&to_key(&(300u16,)).unwrap()).is_err());
+    }
+}

@@ -1,0 +1,86 @@
+//! Options of [`crate::LsmEngine`].
+
+use std::sync::Arc;
+
+use crate::fs::Fs;
+
+/// Returns the length of the partition prefix of a key (clamped to the key's length). All keys
+/// that share a partition must get the same prefix back, and a key that *is* a bare partition
+/// prefix must return its own length: then a range inside one partition touches one stripe.
+pub type Partitioner = Arc<dyn Fn(&[u8]) -> usize + Send + Sync>;
+
+/// When a write is acknowledged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SyncMode {
+    /// Acknowledged = on disk: the WAL is fsynced (one fsync shared by concurrent writers).
+    #[default]
+    Always,
+    /// Acknowledged = in the OS page cache: survives a process crash, and an OS crash recovers
+    /// a consistent prefix of the acknowledged writes.
+    None,
+}
+
+/// Options of [`crate::LsmEngine::open`].
+#[derive(Clone)]
+pub struct LsmOptions {
+    /// Number of stripes (independent LSM trees). Used only when creating a database; an
+    /// existing database keeps the count recorded in its manifest.
+    pub stripes: u32,
+    /// Durability of acknowledged writes.
+    pub sync: SyncMode,
+    /// Finds the partition prefix of a key; `None`: the whole key is the partition.
+    pub partitioner: Option<Partitioner>,
+    /// Capacity of the shared block cache, in bytes.
+    pub block_cache_bytes: usize,
+    /// Global budget for all memtables (active and being flushed), in bytes. Writes stall when
+    /// it is used up and the flush has not caught up.
+    pub memtable_budget_bytes: usize,
+    /// Target size of an SST data block, in bytes.
+    pub block_bytes: usize,
+    /// Target size of one SST file produced by compaction, in bytes.
+    pub sst_target_bytes: u64,
+    /// Number of L0 files of a stripe that triggers its compaction.
+    pub l0_compaction_trigger: usize,
+    /// Number of L0 files of a stripe at which writes stall until compaction catches up.
+    pub l0_stop_trigger: usize,
+    /// Target size of level 1 of one stripe; each deeper level is 10 times larger.
+    pub level1_bytes: u64,
+    /// Run flush and compaction on background threads (false: only when asked, for tests).
+    pub background: bool,
+    /// The file system layer (tests inject faults here); `None`: the real file system.
+    pub fs: Option<Arc<dyn Fs>>,
+}
+
+impl Default for LsmOptions {
+    fn default() -> LsmOptions {
+        LsmOptions {
+            stripes: 256,
+            sync: SyncMode::Always,
+            partitioner: None,
+            block_cache_bytes: 64 << 20,
+            memtable_budget_bytes: 64 << 20,
+            block_bytes: 4096,
+            sst_target_bytes: 4 << 20,
+            l0_compaction_trigger: 4,
+            l0_stop_trigger: 16,
+            level1_bytes: 8 << 20,
+            background: true,
+            fs: None,
+        }
+    }
+}
+
+impl std::fmt::Debug for LsmOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LsmOptions")
+            .field("stripes", &self.stripes)
+            .field("sync", &self.sync)
+            .field("partitioner", &self.partitioner.is_some())
+            .field("block_cache_bytes", &self.block_cache_bytes)
+            .field("memtable_budget_bytes", &self.memtable_budget_bytes)
+            .field("block_bytes", &self.block_bytes)
+            .field("sst_target_bytes", &self.sst_target_bytes)
+            .field("background", &self.background)
+            .finish()
+    }
+}

@@ -1,0 +1,227 @@
+//! The write-ahead log: one shared log for all stripes, one record per write batch.
+//!
+//! File `wal-{number:06}.log` = magic `STRWAL01` + records framed by [`crate::record`]. The
+//! payload of a record is one batch: `seq u64 LE | count varint | op*`, where an op is
+//! `0x01 key value` (put) or `0x00 key` (delete), each byte string varint-length-prefixed.
+//! Every op of a batch carries the batch's sequence number; a later op on the same key wins.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::coding::{get_bytes, get_varint, put_bytes, put_varint, u64_at};
+use crate::engine::Op;
+use crate::error::{Error, Result};
+use crate::fs::{FileSyncer, Fs, WritableFile};
+use crate::record::{self, LogEnd};
+
+/// Magic at the start of every WAL file.
+pub const WAL_MAGIC: &[u8; 8] = b"STRWAL01";
+
+/// Name of the WAL file with this number.
+pub fn wal_name(number: u64) -> String {
+    format!("wal-{number:06}.log")
+}
+
+/// Number of a WAL file name, if it is one.
+pub fn parse_wal_name(name: &str) -> Option<u64> {
+    name.strip_prefix("wal-")?
+        .strip_suffix(".log")?
+        .parse()
+        .ok()
+}
+
+/// Encodes a batch as a WAL payload.
+pub fn encode_batch(out: &mut Vec<u8>, seq: u64, ops: &[Op]) {
+    out.extend_from_slice(&seq.to_le_bytes());
+    put_varint(out, ops.len() as u64);
+    for op in ops {
+        match op {
+            Op::Put(k, v) => {
+                out.push(1);
+                put_bytes(out, k);
+                put_bytes(out, v);
+            }
+            Op::Delete(k) => {
+                out.push(0);
+                put_bytes(out, k);
+            }
+        }
+    }
+}
+
+/// Decodes a WAL payload into `(seq, ops)`; the error says what is wrong and at which byte
+/// of the payload.
+pub fn decode_batch(p: &[u8]) -> std::result::Result<(u64, Vec<Op>), (usize, String)> {
+    let seq = u64_at(p, 0).ok_or((0, "batch shorter than its sequence number".to_string()))?;
+    let mut pos = 8;
+    let count = get_varint(p, &mut pos).ok_or((pos, "bad op count".to_string()))?;
+    // Each op takes at least 2 bytes: a count beyond that is a lie, not an allocation size.
+    if count > (p.len() as u64) / 2 + 1 {
+        return Err((8, format!("op count {count} exceeds the record size")));
+    }
+    let mut ops = Vec::with_capacity(count as usize);
+    for _ in 0..count {
+        let at = pos;
+        let tag = *p.get(pos).ok_or((pos, "truncated op".to_string()))?;
+        pos += 1;
+        let key = get_bytes(p, &mut pos)
+            .ok_or((at, "truncated key".to_string()))?
+            .to_vec();
+        match tag {
+            1 => {
+                let v = get_bytes(p, &mut pos)
+                    .ok_or((at, "truncated value".to_string()))?
+                    .to_vec();
+                ops.push(Op::Put(key, v));
+            }
+            0 => ops.push(Op::Delete(key)),
+            t => return Err((at, format!("unknown op tag {t}"))),
+        }
+    }
+    if pos != p.len() {
+        return Err((pos, "trailing bytes after the last op".to_string()));
+    }
+    Ok((seq, ops))
+}
+
+/// Appends batches to one WAL file.
+pub struct WalWriter {
+    file: Box<dyn WritableFile>,
+    syncer: Arc<dyn FileSyncer>,
+    number: u64,
+    bytes: u64,
+    buf: Vec<u8>,
+}
+
+impl WalWriter {
+    /// Creates WAL file `number` in `dir` (and makes its directory entry durable).
+    pub fn create(fs: &dyn Fs, dir: &Path, number: u64) -> Result<WalWriter> {
+        let path = dir.join(wal_name(number));
+        let io = |source| Error::Io {
+            path: path.clone(),
+            source,
+        };
+        let mut file = fs.create(&path).map_err(io)?;
+        file.append(WAL_MAGIC).map_err(io)?;
+        file.sync().map_err(io)?;
+        fs.sync_dir(dir).map_err(|source| Error::Io {
+            path: dir.to_path_buf(),
+            source,
+        })?;
+        let syncer = file.syncer().map_err(io)?;
+        Ok(WalWriter {
+            file,
+            syncer,
+            number,
+            bytes: WAL_MAGIC.len() as u64,
+            buf: Vec::new(),
+        })
+    }
+
+    /// Appends one batch (to the OS buffers).
+    pub fn append(&mut self, seq: u64, ops: &[Op]) -> std::io::Result<()> {
+        let mut payload = std::mem::take(&mut self.buf);
+        payload.clear();
+        encode_batch(&mut payload, seq, ops);
+        let mut framed = Vec::with_capacity(payload.len() + record::HEADER);
+        record::frame(&mut framed, &payload);
+        self.buf = payload;
+        self.file.append(&framed)?;
+        self.bytes += framed.len() as u64;
+        Ok(())
+    }
+
+    /// Syncs what was appended.
+    pub fn sync(&mut self) -> std::io::Result<()> {
+        self.file.sync()
+    }
+
+    /// A handle that syncs this WAL from another thread.
+    pub fn syncer(&self) -> Arc<dyn FileSyncer> {
+        Arc::clone(&self.syncer)
+    }
+
+    /// Number of this WAL file.
+    pub fn number(&self) -> u64 {
+        self.number
+    }
+
+    /// Bytes written to this file.
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+}
+
+/// The batches recovered from one WAL file.
+pub struct Recovered {
+    /// `(seq, ops)` in log order.
+    pub batches: Vec<(u64, Vec<Op>)>,
+    /// Where a torn tail started, if the log had one.
+    pub torn_at: Option<u64>,
+}
+
+/// Reads a WAL file. A torn tail is accepted only when `last` (the newest log); any other
+/// damage is [`Error::Corruption`] with the file and offset.
+pub fn read_wal(data: &[u8], path: &Path, last: bool) -> Result<Recovered> {
+    let corrupt = |offset: u64, reason: String| Error::Corruption {
+        file: PathBuf::from(path),
+        offset,
+        reason,
+    };
+    if data.len() < WAL_MAGIC.len() {
+        if last {
+            return Ok(Recovered {
+                batches: Vec::new(),
+                torn_at: Some(0),
+            });
+        }
+        return Err(corrupt(0, "WAL shorter than its magic".into()));
+    }
+    if &data[..8] != WAL_MAGIC {
+        return Err(corrupt(0, "bad WAL magic".into()));
+    }
+    let contents = record::read_log(data, WAL_MAGIC.len());
+    let mut batches = Vec::with_capacity(contents.records.len());
+    for (off, payload) in contents.records {
+        let b = decode_batch(payload)
+            .map_err(|(at, reason)| corrupt(off + record::HEADER as u64 + at as u64, reason))?;
+        batches.push(b);
+    }
+    let torn_at = match contents.end {
+        LogEnd::Clean => None,
+        LogEnd::TornTail { offset, reason } => {
+            if !last {
+                return Err(corrupt(
+                    offset,
+                    format!("{reason} in a WAL that is not the newest"),
+                ));
+            }
+            Some(offset)
+        }
+        LogEnd::Corrupt { offset, reason } => return Err(corrupt(offset, reason)),
+    };
+    Ok(Recovered { batches, torn_at })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn batch_roundtrip(seq in any::<u64>(), ops in proptest::collection::vec(
+            (proptest::collection::vec(any::<u8>(), 0..5), proptest::option::of(proptest::collection::vec(any::<u8>(), 0..5))), 0..6)) {
+            let ops: Vec<Op> = ops.into_iter().map(|(k, v)| match v { Some(v) => Op::Put(k, v), None => Op::Delete(k) }).collect();
+            let mut b = Vec::new();
+            encode_batch(&mut b, seq, &ops);
+            prop_assert_eq!(decode_batch(&b).unwrap(), (seq, ops));
+        }
+
+        #[test]
+        fn decode_never_panics(b in proptest::collection::vec(any::<u8>(), 0..40)) {
+            let _ = decode_batch(&b);
+            let _ = read_wal(&b, Path::new("x"), true);
+        }
+    }
+}
