@@ -5,7 +5,7 @@ use std::sync::Arc;
 use crate::node::Node;
 
 /// Slots in the cache (a power of two).
-const SLOTS: usize = 1 << 16;
+const SLOTS: usize = 1 << 18;
 
 /// Decoded nodes by seq; a new node evicts whatever shared its slot.
 pub struct NodeCache {

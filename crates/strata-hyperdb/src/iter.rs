@@ -146,11 +146,8 @@ impl<'a> ListIter<'a> {
     fn single_node(&mut self, node: Arc<Node>, from: usize) -> Result<Option<Vec<Arc<Node>>>> {
         self.longest_path = self.longest_path.max(node.path.len());
         let end = self.end.min(node.trie.len());
-        let level = node
-            .trie
-            .levels()
-            .find(|(i, _)| *i >= from && *i < end)
-            .map(|(i, b)| (i, b.clone()));
+        let owner = node.clone();
+        let level = owner.trie.levels().find(|(i, _)| *i >= from && *i < end);
         if let Some((i, bucket)) = level {
             let val = node.path.get(i).copied();
             for &sv in self.order(i) {

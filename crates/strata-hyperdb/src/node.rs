@@ -57,7 +57,18 @@ impl Node {
             Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
         };
         let path = path::hash(&key, true);
-        let trie = Trie::decode(&entry.trie, path.len(), &what)?;
+        let trie = Trie::decode(&entry.trie, path.len(), "").map_err(|e| match e {
+            Error::Decode {
+                what: w,
+                offset,
+                reason,
+            } => Error::Decode {
+                what: format!("block {seq}{w}"),
+                offset,
+                reason,
+            },
+            other => other,
+        })?;
         for (_, bucket) in trie.levels() {
             for p in bucket.iter().flatten() {
                 if p.feed == feed && (p.seq >= seq || p.seq == 0) {

@@ -92,6 +92,9 @@ impl<'a> Snapshot<'a> {
         let Some(head) = self.head()? else {
             return Ok(Vec::new());
         };
+        if let Some(found) = self.lookup_linear(&head, p, key)? {
+            return Ok(found);
+        }
         let mut walk = Walk {
             db: self.db,
             p,
@@ -135,6 +138,48 @@ impl<'a> Snapshot<'a> {
             }
         }
         Ok(walk.results)
+    }
+
+    /// The walk without forks (always so for a valid single-writer feed, except on collision
+    /// chains): one worker, so the reference's head checks never drop anything. `None` when a
+    /// fork is met (the caller then replays the full schedule).
+    fn lookup_linear(
+        &self,
+        head: &Arc<Node>,
+        p: &[u8],
+        key: Option<&str>,
+    ) -> Result<Option<Vec<Arc<Node>>>> {
+        let matches = |n: &Node| key.is_none_or(|k| n.key == k);
+        let mut node = head.clone();
+        let mut i = 0;
+        while i < p.len() {
+            if node.path.get(i) == Some(&p[i]) {
+                i += 1;
+                continue;
+            }
+            let ptrs = node.trie.pointers(i, p[i]);
+            match ptrs.len() {
+                0 => return Ok(Some(Vec::new())),
+                1 => {
+                    node = self.db.resolve(ptrs[0])?;
+                    i += 1;
+                }
+                _ => return Ok(None),
+            }
+        }
+        let mut out = Vec::new();
+        if matches(&node) {
+            out.push(node.clone());
+        }
+        if let Some(top) = p.len().checked_sub(1) {
+            for &q in node.trie.pointers(top, p[top]) {
+                let n = self.db.resolve(q)?;
+                if matches(&n) {
+                    out.push(n);
+                }
+            }
+        }
+        Ok(Some(out))
     }
 
     /// hyperdb's iterator over `prefix`.

@@ -19,8 +19,64 @@ pub struct Pointer {
     pub seq: u64,
 }
 
+/// The pointers of one bucket, in insertion order. A single writer almost always has zero or
+/// one pointer per bucket, so those are stored inline (no allocation when decoding).
+#[derive(Clone, Debug, Default)]
+pub enum PtrList {
+    /// No pointer.
+    #[default]
+    Empty,
+    /// One pointer.
+    One(Pointer),
+    /// Two or more pointers.
+    Many(Vec<Pointer>),
+}
+
+impl PtrList {
+    /// Appends a pointer.
+    pub fn push(&mut self, p: Pointer) {
+        *self = match std::mem::take(self) {
+            PtrList::Empty => PtrList::One(p),
+            PtrList::One(a) => PtrList::Many(vec![a, p]),
+            PtrList::Many(mut v) => {
+                v.push(p);
+                PtrList::Many(v)
+            }
+        };
+    }
+}
+
+impl std::ops::Deref for PtrList {
+    type Target = [Pointer];
+
+    fn deref(&self) -> &[Pointer] {
+        match self {
+            PtrList::Empty => &[],
+            PtrList::One(p) => std::slice::from_ref(p),
+            PtrList::Many(v) => v,
+        }
+    }
+}
+
+impl<'a> IntoIterator for &'a PtrList {
+    type Item = &'a Pointer;
+    type IntoIter = std::slice::Iter<'a, Pointer>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
+impl PartialEq for PtrList {
+    fn eq(&self, other: &Self) -> bool {
+        **self == **other
+    }
+}
+
+impl Eq for PtrList {}
+
 /// The five buckets (digits 0..=3 and the terminator 4) of one trie index.
-pub type Bucket = [Vec<Pointer>; 5];
+pub type Bucket = [PtrList; 5];
 
 /// A sparse trie: non-empty indexes in ascending order.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

@@ -79,7 +79,10 @@ fn exercise(db: &Hyperdb) {
     );
 }
 
-fn trie_bytes(levels: &[(usize, u8, &[(u64, u64)])]) -> Vec<u8> {
+/// `(index, digit, [(feed, seq)])` triples.
+type Levels<'a> = [(usize, u8, &'a [(u64, u64)])];
+
+fn trie_bytes(levels: &Levels<'_>) -> Vec<u8> {
     let mut t = Trie::new();
     for &(i, v, ptrs) in levels {
         for &(feed, seq) in ptrs {
