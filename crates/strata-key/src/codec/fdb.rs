@@ -22,6 +22,7 @@
 //! (FoundationDB's decoders do). `Time` has no FoundationDB type and is refused. Versionstamps
 //! and the reserved codes do not decode. The format is specified in `docs/format/fdb.md`.
 
+use crate::codec::float::{ordered_f32, ordered_f64, unordered_f32, unordered_f64};
 use crate::codec::TupleCodec;
 use crate::error::{DecodeError, EncodeError};
 use crate::value::{Kind, Tuple, Value};
@@ -167,11 +168,11 @@ fn encode_value(v: &Value, depth: usize, out: &mut Vec<u8>) -> Result<(), Fail> 
         Value::Int(i) => write_int(*i, out),
         Value::F32(f) => {
             out.push(FLOAT);
-            out.extend_from_slice(&f32_key(*f).to_be_bytes());
+            out.extend_from_slice(&ordered_f32(*f).to_be_bytes());
         }
         Value::Float(f) => {
             out.push(DOUBLE);
-            out.extend_from_slice(&f64_key(*f).to_be_bytes());
+            out.extend_from_slice(&ordered_f64(*f).to_be_bytes());
         }
         Value::Bool(b) => out.push(if *b { TRUE } else { FALSE }),
         Value::Uuid(u) => {
@@ -181,37 +182,6 @@ fn encode_value(v: &Value, depth: usize, out: &mut Vec<u8>) -> Result<(), Fail> 
         Value::Time(_) => return Err(Fail::Unsupported(Kind::Time)),
     }
     Ok(())
-}
-
-/// Order-preserving bits of an f32: negative → all bits flipped, else the sign bit flipped.
-#[inline]
-fn f32_key(f: f32) -> u32 {
-    let b = f.to_bits();
-    if b >> 31 == 1 {
-        !b
-    } else {
-        b ^ (1 << 31)
-    }
-}
-
-#[inline]
-fn f64_key(f: f64) -> u64 {
-    let b = f.to_bits();
-    if b >> 63 == 1 {
-        !b
-    } else {
-        b ^ (1 << 63)
-    }
-}
-
-#[inline]
-fn f32_from_key(k: u32) -> f32 {
-    f32::from_bits(if k >> 31 == 1 { k ^ (1 << 31) } else { !k })
-}
-
-#[inline]
-fn f64_from_key(k: u64) -> f64 {
-    f64::from_bits(if k >> 63 == 1 { k ^ (1 << 63) } else { !k })
 }
 
 #[inline]
@@ -381,13 +351,13 @@ fn decode_value(bytes: &[u8], pos: usize, depth: usize) -> Result<(Value, usize)
         FLOAT => {
             let raw = take(bytes, pos, 4, "float")?;
             let k = u32::from_be_bytes([raw[0], raw[1], raw[2], raw[3]]);
-            (Value::F32(f32_from_key(k)), pos + 4)
+            (Value::F32(unordered_f32(k)), pos + 4)
         }
         DOUBLE => {
             let raw = take(bytes, pos, 8, "double")?;
             let mut a = [0u8; 8];
             a.copy_from_slice(raw);
-            (Value::Float(f64_from_key(u64::from_be_bytes(a))), pos + 8)
+            (Value::Float(unordered_f64(u64::from_be_bytes(a))), pos + 8)
         }
         FALSE => (Value::Bool(false), pos),
         TRUE => (Value::Bool(true), pos),

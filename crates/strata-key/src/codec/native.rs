@@ -16,6 +16,7 @@
 //! direction. Integers fold their length into the tag; string bytes are shifted by 2 (a prefix-free code) and end
 //! with `0x01`; fixed-width payloads end with a `0x01` trailer.
 
+pub(crate) use crate::codec::float::{ordered_f32, ordered_f64, unordered_f32, unordered_f64};
 use crate::codec::TupleCodec;
 use crate::error::{DecodeError, EncodeError};
 use crate::time::Time;
@@ -616,38 +617,6 @@ pub(crate) fn put_escaped(out: &mut Vec<u8>, s: &[u8]) {
         }
     }
     out.push(STR_END);
-}
-
-/// IEEE bits mapped so that unsigned order = `totalOrder`: flip all bits of negatives, only
-/// the sign bit of positives.
-#[inline]
-pub(crate) fn ordered_f64(f: f64) -> u64 {
-    let b = f.to_bits();
-    if b >> 63 == 1 {
-        !b
-    } else {
-        b | (1 << 63)
-    }
-}
-
-#[inline]
-pub(crate) fn unordered_f64(u: u64) -> f64 {
-    f64::from_bits(if u >> 63 == 1 { u & !(1 << 63) } else { !u })
-}
-
-#[inline]
-pub(crate) fn ordered_f32(f: f32) -> u32 {
-    let b = f.to_bits();
-    if b >> 31 == 1 {
-        !b
-    } else {
-        b | (1 << 31)
-    }
-}
-
-#[inline]
-pub(crate) fn unordered_f32(u: u32) -> f32 {
-    f32::from_bits(if u >> 31 == 1 { u & !(1 << 31) } else { !u })
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -947,7 +947,7 @@ impl<'de> de::Deserializer<'de> for &mut KeyDeserializer<'de> {
 
     fn deserialize_map<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
         let kind = self.open()?;
-        let v = visitor.visit_map(Map { d: self, kind })?;
+        let v = visitor.visit_map(Seq { d: self, kind })?;
         self.close(kind)?;
         Ok(v)
     }
@@ -1019,23 +1019,11 @@ impl<'de> KeyDeserializer<'de> {
     }
 }
 
-struct Map<'a, 'de> {
-    d: &'a mut KeyDeserializer<'de>,
-    kind: SeqKind,
-}
-
-impl<'de> de::MapAccess<'de> for Map<'_, 'de> {
+/// Maps are tuples of alternating keys and values: the same sequence access.
+impl<'de> de::MapAccess<'de> for Seq<'_, 'de> {
     type Error = KeySerdeError;
     fn next_key_seed<K: DeserializeSeed<'de>>(&mut self, seed: K) -> Result<Option<K::Value>> {
-        let more = match self.kind {
-            SeqKind::Top => !self.d.r.at_end(),
-            _ => self.d.peek_tag()? != TAG_END,
-        };
-        if more {
-            seed.deserialize(&mut *self.d).map(Some)
-        } else {
-            Ok(None)
-        }
+        self.next_element_seed(seed)
     }
     fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value> {
         seed.deserialize(&mut *self.d)

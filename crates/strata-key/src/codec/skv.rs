@@ -25,6 +25,7 @@
 use std::fmt;
 use std::str::FromStr;
 
+use crate::codec::float::{ordered_f32, ordered_f64, unordered_f32, unordered_f64};
 use crate::codec::TupleCodec;
 use crate::error::{DecodeError, EncodeError};
 use crate::time::Time;
@@ -487,13 +488,13 @@ fn encode_field(v: &Value, field: &SkvField, out: &mut Vec<u8>) -> Result<(), St
             Ok(())
         }
         (SkvType::Float, Value::F32(f)) => {
-            sink.put(&f32_key(*f).to_be_bytes());
+            sink.put(&ordered_f32(*f).to_be_bytes());
             Ok(())
         }
         (SkvType::Float, Value::Float(f)) => {
             let g = *f as f32;
             if (g as f64).to_bits() == f.to_bits() {
-                sink.put(&f32_key(g).to_be_bytes());
+                sink.put(&ordered_f32(g).to_be_bytes());
                 Ok(())
             } else {
                 Err(format!(
@@ -502,11 +503,11 @@ fn encode_field(v: &Value, field: &SkvField, out: &mut Vec<u8>) -> Result<(), St
             }
         }
         (SkvType::Double, Value::Float(f)) => {
-            sink.put(&f64_key(*f).to_be_bytes());
+            sink.put(&ordered_f64(*f).to_be_bytes());
             Ok(())
         }
         (SkvType::Double, Value::F32(f)) if !f.is_nan() => {
-            sink.put(&f64_key(*f as f64).to_be_bytes());
+            sink.put(&ordered_f64(*f as f64).to_be_bytes());
             Ok(())
         }
         (SkvType::Uuid, Value::Uuid(u)) => {
@@ -532,26 +533,6 @@ fn encode_field(v: &Value, field: &SkvField, out: &mut Vec<u8>) -> Result<(), St
             out.truncate(mark);
             Err(e)
         }
-    }
-}
-
-#[inline]
-fn f32_key(f: f32) -> u32 {
-    let b = f.to_bits();
-    if b >> 31 == 1 {
-        !b
-    } else {
-        b ^ (1 << 31)
-    }
-}
-
-#[inline]
-fn f64_key(f: f64) -> u64 {
-    let b = f.to_bits();
-    if b >> 63 == 1 {
-        !b
-    } else {
-        b ^ (1 << 63)
     }
 }
 
@@ -681,16 +662,14 @@ fn decode_field(
         SkvType::Float => {
             let raw = fixed(4)?;
             let k = u32::from_be_bytes([raw[0], raw[1], raw[2], raw[3]]);
-            let bits = if k >> 31 == 1 { k ^ (1 << 31) } else { !k };
-            (Value::F32(f32::from_bits(bits)), p + 4)
+            (Value::F32(unordered_f32(k)), p + 4)
         }
         SkvType::Double => {
             let raw = fixed(8)?;
             let mut a = [0u8; 8];
             a.copy_from_slice(&raw[..8]);
             let k = u64::from_be_bytes(a);
-            let bits = if k >> 63 == 1 { k ^ (1 << 63) } else { !k };
-            (Value::Float(f64::from_bits(bits)), p + 8)
+            (Value::Float(unordered_f64(k)), p + 8)
         }
         SkvType::Uuid => {
             let raw = fixed(16)?;
