@@ -83,7 +83,12 @@ fn db_error(e: Error) -> CliError {
 }
 
 fn parse_json(text: &str, what: &str) -> Result<Json, CliError> {
-    serde_json::from_str(text).map_err(|e| CliError::input(format!("{what}: invalid JSON at column {}: {e}", e.column())))
+    serde_json::from_str(text).map_err(|e| {
+        CliError::input(format!(
+            "{what}: invalid JSON at column {}: {e}",
+            e.column()
+        ))
+    })
 }
 
 fn out_line(out: &mut impl Write, j: &Json) -> Result<(), CliError> {
@@ -111,7 +116,8 @@ fn run_on(cmd: TableCommand, db: &Db) -> Result<u8, CliError> {
     match cmd {
         TableCommand::Create { schema } => {
             let j = parse_json(&schema, "schema")?;
-            let s: TableSchema = serde_json::from_value(j).map_err(|e| CliError::input(format!("schema: {e}")))?;
+            let s: TableSchema =
+                serde_json::from_value(j).map_err(|e| CliError::input(format!("schema: {e}")))?;
             db.create_table(s).map_err(db_error)?;
         }
         TableCommand::Drop { name } => db.drop_table(&name).map_err(db_error)?,
@@ -120,11 +126,16 @@ fn run_on(cmd: TableCommand, db: &Db) -> Result<u8, CliError> {
                 writeln!(out, "{}", s.to_json())?;
             }
         }
-        TableCommand::Put { name, item, if_not_exists } => {
+        TableCommand::Put {
+            name,
+            item,
+            if_not_exists,
+        } => {
             let t = table(db, &name)?;
             match item {
                 Some(text) => {
-                    let it = sj::item_for_table(&t, &parse_json(&text, "item")?).map_err(db_error)?;
+                    let it =
+                        sj::item_for_table(&t, &parse_json(&text, "item")?).map_err(db_error)?;
                     if if_not_exists {
                         t.put_if_not_exists(&it).map_err(db_error)?;
                     } else {
@@ -171,7 +182,10 @@ fn print_page(out: &mut impl Write, t: &Table, page: Page) -> Result<(), CliErro
         out_line(out, &sj::item_to_json(it))?;
     }
     if let Some(k) = &page.last_key {
-        out_line(out, &serde_json::json!({ "last_key": sj::key_to_json(t, k) }))?;
+        out_line(
+            out,
+            &serde_json::json!({ "last_key": sj::key_to_json(t, k) }),
+        )?;
     }
     Ok(())
 }
@@ -187,8 +201,10 @@ fn bulk_put(db: &Db, t: &Table, if_not_exists: bool) -> Result<(), CliError> {
     let bar = if std::io::stderr().is_terminal() {
         let b = indicatif::ProgressBar::new_spinner();
         b.set_style(
-            indicatif::ProgressStyle::with_template("{spinner} {pos} items loaded ({per_sec}) {elapsed}")
-                .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
+            indicatif::ProgressStyle::with_template(
+                "{spinner} {pos} items loaded ({per_sec}) {elapsed}",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
         );
         Some(b)
     } else {
@@ -207,7 +223,12 @@ fn bulk_put(db: &Db, t: &Table, if_not_exists: bool) -> Result<(), CliError> {
             continue;
         }
         let parsed = serde_json::from_str::<Json>(&line)
-            .map_err(|e| CliError::input(format!("line {lineno}: invalid JSON at column {}: {e}", e.column())))
+            .map_err(|e| {
+                CliError::input(format!(
+                    "line {lineno}: invalid JSON at column {}: {e}",
+                    e.column()
+                ))
+            })
             .and_then(|j| {
                 sj::item_for_table(t, &j).map_err(|e| {
                     let c = db_error(e);

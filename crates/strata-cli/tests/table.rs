@@ -18,7 +18,10 @@ impl Cli {
 
     fn cmd(&self, args: &[&str]) -> Command {
         let mut c = Command::new(env!("CARGO_BIN_EXE_strata"));
-        c.arg("--db").arg(self.dir.path().join("db")).arg("table").args(args);
+        c.arg("--db")
+            .arg(self.dir.path().join("db"))
+            .arg("table")
+            .args(args);
         c
     }
 
@@ -34,22 +37,40 @@ impl Cli {
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
-        child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.as_bytes())
+            .unwrap();
         child.wait_with_output().unwrap()
     }
 
     /// Runs and expects success; returns stdout lines as JSON.
     fn ok(&self, args: &[&str]) -> Vec<Json> {
         let o = self.run(args);
-        assert!(o.status.success(), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
-        assert!(o.stderr.is_empty(), "{args:?}: stderr {}", String::from_utf8_lossy(&o.stderr));
+        assert!(
+            o.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert!(
+            o.stderr.is_empty(),
+            "{args:?}: stderr {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
         lines(&o)
     }
 
     /// Runs and expects failure with `code`; returns the one stderr line.
     fn fails(&self, args: &[&str], code: i32) -> String {
         let o = self.run(args);
-        assert_eq!(o.status.code(), Some(code), "{args:?}: stdout {}", String::from_utf8_lossy(&o.stdout));
+        assert_eq!(
+            o.status.code(),
+            Some(code),
+            "{args:?}: stdout {}",
+            String::from_utf8_lossy(&o.stdout)
+        );
         let err = String::from_utf8(o.stderr).unwrap();
         assert_eq!(err.lines().count(), 1, "one line: {err:?}");
         err
@@ -71,7 +92,10 @@ fn create_list_drop() {
     let cli = Cli::new();
     cli.ok(&["create", POSTS]);
     cli.ok(&["create", POSTS]); // same schema: fine
-    cli.ok(&["create", r#"{"name":"a","partition":[{"name":"k","type":"bytes"}]}"#]);
+    cli.ok(&[
+        "create",
+        r#"{"name":"a","partition":[{"name":"k","type":"bytes"}]}"#,
+    ]);
     let list = cli.ok(&["list"]);
     assert_eq!(
         list,
@@ -80,9 +104,21 @@ fn create_list_drop() {
             json!({"name":"posts","partition":[{"name":"user","type":"text","order":"asc","nulls":"first"}],"sort":[{"name":"ts","type":"int","order":"desc","nulls":"last"}]}),
         ]
     );
-    let e = cli.fails(&["create", r#"{"name":"posts","partition":[{"name":"user","type":"int"}]}"#], 1);
+    let e = cli.fails(
+        &[
+            "create",
+            r#"{"name":"posts","partition":[{"name":"user","type":"int"}]}"#,
+        ],
+        1,
+    );
     assert!(e.contains("posts") && e.contains("different schema"), "{e}");
-    let e = cli.fails(&["create", r#"{"name":"x","partition":[{"name":"k","type":"integer"}]}"#], 2);
+    let e = cli.fails(
+        &[
+            "create",
+            r#"{"name":"x","partition":[{"name":"k","type":"integer"}]}"#,
+        ],
+        2,
+    );
     assert!(e.contains("unknown key type"), "{e}");
     let e = cli.fails(&["create", "{nope"], 2);
     assert!(e.contains("column"), "{e}");
@@ -111,29 +147,61 @@ fn put_get_delete() {
     assert_eq!(o.status.code(), Some(1));
     assert!(o.stdout.is_empty() && o.stderr.is_empty());
     // --if-not-exists.
-    let e = cli.fails(&["put", "posts", r#"{"user":"u1","ts":5,"body":"again"}"#, "--if-not-exists"], 1);
+    let e = cli.fails(
+        &[
+            "put",
+            "posts",
+            r#"{"user":"u1","ts":5,"body":"again"}"#,
+            "--if-not-exists",
+        ],
+        1,
+    );
     assert!(e.contains("posts") && e.contains("already exists"), "{e}");
     cli.ok(&["put", "posts", r#"{"user":"u1","ts":6}"#, "--if-not-exists"]);
-    assert_eq!(cli.ok(&["get", "posts", r#"{"user":"u1","ts":5}"#]), vec![item]);
+    assert_eq!(
+        cli.ok(&["get", "posts", r#"{"user":"u1","ts":5}"#]),
+        vec![item]
+    );
     cli.ok(&["delete", "posts", r#"{"user":"u1","ts":5}"#]);
-    assert_eq!(cli.run(&["get", "posts", r#"{"user":"u1","ts":5}"#]).status.code(), Some(1));
+    assert_eq!(
+        cli.run(&["get", "posts", r#"{"user":"u1","ts":5}"#])
+            .status
+            .code(),
+        Some(1)
+    );
     // Errors name the attribute.
     let e = cli.fails(&["put", "posts", r#"{"user":"u1"}"#], 2);
-    assert!(e.contains("posts") && e.contains("missing key attribute \"ts\""), "{e}");
+    assert!(
+        e.contains("posts") && e.contains("missing key attribute \"ts\""),
+        "{e}"
+    );
     let e = cli.fails(&["put", "posts", r#"{"user":"u1","ts":"x"}"#], 2);
     assert!(e.contains("\"ts\" must be int, found text"), "{e}");
     let e = cli.fails(&["get", "posts", r#"{"user":"u1","ts":1,"body":"x"}"#], 2);
     assert!(e.contains("\"body\" is not a key attribute"), "{e}");
-    let e = cli.fails(&["put", "posts", r#"{"user":"u1","ts":1,"b":{"t":"bytes","hex":"zz"}}"#], 2);
+    let e = cli.fails(
+        &[
+            "put",
+            "posts",
+            r#"{"user":"u1","ts":1,"b":{"t":"bytes","hex":"zz"}}"#,
+        ],
+        2,
+    );
     assert!(e.contains("$.b.hex"), "{e}");
     let e = cli.fails(&["put", "nope", r#"{"user":"u1","ts":1}"#], 1);
     assert!(e.contains("\"nope\""), "{e}");
-    let o = Command::new(env!("CARGO_BIN_EXE_strata")).args(["table", "list"]).output().unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_strata"))
+        .args(["table", "list"])
+        .output()
+        .unwrap();
     assert_eq!(o.status.code(), Some(2));
 }
 
 fn ts_of(lines: &[Json]) -> Vec<i64> {
-    lines.iter().filter_map(|j| j.get("ts").and_then(Json::as_i64)).collect()
+    lines
+        .iter()
+        .filter_map(|j| j.get("ts").and_then(Json::as_i64))
+        .collect()
 }
 
 #[test]
@@ -143,7 +211,10 @@ fn bulk_load_query_and_pagination() {
     let mut input = String::new();
     for u in 0..3 {
         for ts in 0..1500 {
-            input.push_str(&format!("{{\"user\":\"u{u}\",\"ts\":{ts},\"n\":{}}}\n", u * 10_000 + ts));
+            input.push_str(&format!(
+                "{{\"user\":\"u{u}\",\"ts\":{ts},\"n\":{}}}\n",
+                u * 10_000 + ts
+            ));
         }
     }
     input.push('\n'); // blank lines are skipped
@@ -191,9 +262,23 @@ fn bulk_load_query_and_pagination() {
     assert_eq!(op("le", json!([7])), vec![1499, 1498, 1497]);
     assert_eq!(op("gt", json!([7])), vec![6, 5, 4]);
     assert_eq!(op("ge", json!([7])), vec![7, 6, 5]);
-    let e = cli.fails(&["query", "posts", r#"{"partition":{"user":"u0"},"sort":{"op":"begins_with","values":[7]}}"#], 2);
+    let e = cli.fails(
+        &[
+            "query",
+            "posts",
+            r#"{"partition":{"user":"u0"},"sort":{"op":"begins_with","values":[7]}}"#,
+        ],
+        2,
+    );
     assert!(e.contains("begins_with"), "{e}");
-    let e = cli.fails(&["query", "posts", r#"{"partition":{"user":"u0"},"sort":{"op":"near","values":[7]}}"#], 2);
+    let e = cli.fails(
+        &[
+            "query",
+            "posts",
+            r#"{"partition":{"user":"u0"},"sort":{"op":"near","values":[7]}}"#,
+        ],
+        2,
+    );
     assert!(e.contains("unknown op"), "{e}");
     let e = cli.fails(&["query", "posts", r#"{"partition":{"usr":"u0"}}"#], 2);
     assert!(e.contains("\"usr\""), "{e}");
@@ -227,13 +312,22 @@ fn bulk_load_query_and_pagination() {
 fn bulk_load_reports_the_bad_line() {
     let cli = Cli::new();
     cli.ok(&["create", POSTS]);
-    let o = cli.run_stdin(&["put", "posts"], "{\"user\":\"a\",\"ts\":1}\n{\"user\":\"a\"}\n{\"user\":\"a\",\"ts\":3}\n");
+    let o = cli.run_stdin(
+        &["put", "posts"],
+        "{\"user\":\"a\",\"ts\":1}\n{\"user\":\"a\"}\n{\"user\":\"a\",\"ts\":3}\n",
+    );
     assert_eq!(o.status.code(), Some(2));
     let e = String::from_utf8(o.stderr).unwrap();
-    assert!(e.starts_with("strata: line 2: ") && e.contains("\"ts\""), "{e}");
+    assert!(
+        e.starts_with("strata: line 2: ") && e.contains("\"ts\""),
+        "{e}"
+    );
     // The line before the bad one was written, the one after was not.
     assert_eq!(cli.ok(&["scan", "posts"]).len(), 1);
-    let o = cli.run_stdin(&["put", "posts", "--if-not-exists"], "{\"user\":\"a\",\"ts\":2}\n{\"user\":\"a\",\"ts\":1}\n");
+    let o = cli.run_stdin(
+        &["put", "posts", "--if-not-exists"],
+        "{\"user\":\"a\",\"ts\":2}\n{\"user\":\"a\",\"ts\":1}\n",
+    );
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8(o.stderr).unwrap().contains("line 2"));
     assert_eq!(cli.ok(&["scan", "posts"]).len(), 2);
@@ -258,5 +352,8 @@ fn typed_keys_and_tuples() {
     assert_eq!(out[0]["id"]["t"], json!("uuid"));
     // Output is valid input: get it back by its own key attributes.
     let key = json!({"id": out[0]["id"], "b": out[0]["b"], "x": out[0]["x"], "tp": out[0]["tp"]});
-    assert_eq!(cli.ok(&["get", "m", &key.to_string()]), vec![out[0].clone()]);
+    assert_eq!(
+        cli.ok(&["get", "m", &key.to_string()]),
+        vec![out[0].clone()]
+    );
 }

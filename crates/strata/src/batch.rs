@@ -26,7 +26,11 @@ impl Batch {
     }
 
     fn touch(&mut self, t: &Table) {
-        if !self.tables.iter().any(|x| std::sync::Arc::ptr_eq(&x.def, &t.def)) {
+        if !self
+            .tables
+            .iter()
+            .any(|x| std::sync::Arc::ptr_eq(&x.def, &t.def))
+        {
             self.tables.push(t.clone());
         }
     }
@@ -43,8 +47,10 @@ impl Batch {
     pub fn put_if_not_exists(&mut self, table: &Table, item: &Item) -> Result<&mut Batch> {
         let (key, k, v) = table.encode_item(item)?;
         self.inner.require(Condition::Absent(k.clone()));
-        self.conditions
-            .push((table.name().to_owned(), format!("an item with key {key} already exists")));
+        self.conditions.push((
+            table.name().to_owned(),
+            format!("an item with key {key} already exists"),
+        ));
         self.inner.put(k, v);
         self.touch(table);
         Ok(self)
@@ -145,7 +151,11 @@ pub struct Transaction<'a> {
 
 impl Transaction<'_> {
     fn touch(&mut self, t: &Table) {
-        if !self.tables.iter().any(|x| std::sync::Arc::ptr_eq(&x.def, &t.def)) {
+        if !self
+            .tables
+            .iter()
+            .any(|x| std::sync::Arc::ptr_eq(&x.def, &t.def))
+        {
             self.tables.push(t.clone());
         }
     }

@@ -75,7 +75,9 @@ pub struct Db {
 
 impl std::fmt::Debug for Db {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Db").field("tables", &self.table_names()).finish()
+        f.debug_struct("Db")
+            .field("tables", &self.table_names())
+            .finish()
     }
 }
 
@@ -147,7 +149,11 @@ impl Db {
     fn load_catalog(&self) -> Result<()> {
         let prefix = keys::catalog_prefix("table")?;
         let mut map = HashMap::new();
-        for kv in self.inner.engine.range(KeyRange::prefix(&prefix), Direction::Forward)? {
+        for kv in self
+            .inner
+            .engine
+            .range(KeyRange::prefix(&prefix), Direction::Forward)?
+        {
             let (_, v) = kv?;
             let e = TableEntry::from_bytes(&v)?;
             let layout = KeyLayout::new(&e.schema, e.id);
@@ -218,7 +224,8 @@ impl Db {
             schema,
             dropped: AtomicBool::new(false),
         });
-        self.tables_write().insert(def.schema.name.clone(), Arc::clone(&def));
+        self.tables_write()
+            .insert(def.schema.name.clone(), Arc::clone(&def));
         Ok(Table::new(Arc::clone(&self.inner), def))
     }
 
@@ -314,7 +321,11 @@ impl Db {
 
     /// The schemas of every table, by name.
     pub fn tables(&self) -> Vec<TableSchema> {
-        let mut v: Vec<TableSchema> = self.tables_read().values().map(|d| d.schema.clone()).collect();
+        let mut v: Vec<TableSchema> = self
+            .tables_read()
+            .values()
+            .map(|d| d.schema.clone())
+            .collect();
         v.sort_by(|a, b| a.name.cmp(&b.name));
         v
     }

@@ -91,7 +91,11 @@ impl From<BTreeMap<String, Attr>> for Item {
 
 impl<K: Into<String>, V: Into<Attr>> FromIterator<(K, V)> for Item {
     fn from_iter<I: IntoIterator<Item = (K, V)>>(iter: I) -> Item {
-        Item(iter.into_iter().map(|(k, v)| (k.into(), v.into())).collect())
+        Item(
+            iter.into_iter()
+                .map(|(k, v)| (k.into(), v.into()))
+                .collect(),
+        )
     }
 }
 

@@ -168,7 +168,10 @@ impl<'a> Reader<'a> {
     }
 
     fn byte(&mut self) -> Result<u8, Error> {
-        let b = *self.buf.get(self.pos).ok_or_else(|| self.err("unexpected end"))?;
+        let b = *self
+            .buf
+            .get(self.pos)
+            .ok_or_else(|| self.err("unexpected end"))?;
         self.pos += 1;
         Ok(b)
     }
@@ -178,7 +181,12 @@ impl<'a> Reader<'a> {
             .pos
             .checked_add(n)
             .filter(|&e| e <= self.buf.len())
-            .ok_or_else(|| self.err(format!("{n} bytes announced, {} left", self.buf.len() - self.pos)))?;
+            .ok_or_else(|| {
+                self.err(format!(
+                    "{n} bytes announced, {} left",
+                    self.buf.len() - self.pos
+                ))
+            })?;
         let buf: &'a [u8] = self.buf;
         self.pos = end;
         Ok(&buf[end - n..end])
@@ -216,8 +224,8 @@ impl<'a> Reader<'a> {
             return Err(self.err(format!("nesting deeper than {MAX_DEPTH}")));
         }
         let n = self.count()?;
-        let mut m = BTreeMap::new();
-        let mut last: Option<String> = None;
+        // Names arrive sorted (checked below), so the map is built in bulk from a vector.
+        let mut entries: Vec<(String, Attr)> = Vec::with_capacity(n.min(64));
         for _ in 0..n {
             let at = self.pos;
             let len = self.count()?;
@@ -225,14 +233,16 @@ impl<'a> Reader<'a> {
             let name = std::str::from_utf8(raw)
                 .map_err(|_| self.err_at(at, "attribute name is not UTF-8"))?
                 .to_owned();
-            if last.as_ref().is_some_and(|l| l.as_bytes() >= name.as_bytes()) {
+            if entries
+                .last()
+                .is_some_and(|(l, _)| l.as_bytes() >= name.as_bytes())
+            {
                 return Err(self.err_at(at, format!("attribute {name:?} out of order or repeated")));
             }
             let a = self.attr(depth + 1)?;
-            last = Some(name.clone());
-            m.insert(name, a);
+            entries.push((name, a));
         }
-        Ok(Item(m))
+        Ok(Item(entries.into_iter().collect::<BTreeMap<_, _>>()))
     }
 
     fn attr(&mut self, depth: usize) -> Result<Attr, Error> {
@@ -294,10 +304,15 @@ impl<'a> Reader<'a> {
                 Value::Uuid(uuid::Uuid::from_bytes(a))
             }
             T_TIME => {
-                let secs = i64::try_from(unzigzag(self.varint()?)).map_err(|_| self.err_at(at, "time seconds out of range"))?;
-                let nanos = u32::try_from(self.varint()?).map_err(|_| self.err_at(at, "time nanoseconds out of range"))?;
-                let off = i32::try_from(unzigzag(self.varint()?)).map_err(|_| self.err_at(at, "time offset out of range"))?;
-                Value::Time(Time::new(secs, nanos, off).map_err(|e| self.err_at(at, e.to_string()))?)
+                let secs = i64::try_from(unzigzag(self.varint()?))
+                    .map_err(|_| self.err_at(at, "time seconds out of range"))?;
+                let nanos = u32::try_from(self.varint()?)
+                    .map_err(|_| self.err_at(at, "time nanoseconds out of range"))?;
+                let off = i32::try_from(unzigzag(self.varint()?))
+                    .map_err(|_| self.err_at(at, "time offset out of range"))?;
+                Value::Time(
+                    Time::new(secs, nanos, off).map_err(|e| self.err_at(at, e.to_string()))?,
+                )
             }
             T_TUPLE => {
                 if depth > MAX_DEPTH {
@@ -340,12 +355,15 @@ pub(crate) mod tests {
     }
 
     pub fn arb_attr() -> impl Strategy<Value = Attr> {
-        arb_value().prop_map(Attr::Value).prop_recursive(3, 16, 4, |inner| {
-            prop_oneof![
-                proptest::collection::vec(inner.clone(), 0..4).prop_map(Attr::List),
-                proptest::collection::btree_map("[a-z]{0,3}", inner, 0..4).prop_map(|m| Attr::Map(Item(m))),
-            ]
-        })
+        arb_value()
+            .prop_map(Attr::Value)
+            .prop_recursive(3, 16, 4, |inner| {
+                prop_oneof![
+                    proptest::collection::vec(inner.clone(), 0..4).prop_map(Attr::List),
+                    proptest::collection::btree_map("[a-z]{0,3}", inner, 0..4)
+                        .prop_map(|m| Attr::Map(Item(m))),
+                ]
+            })
     }
 
     pub fn arb_item() -> impl Strategy<Value = Item> {
@@ -377,19 +395,35 @@ pub(crate) mod tests {
 
     #[test]
     fn known_bytes() {
-        let it = Item::new().with("a", 1).with("b", Attr::List(vec![Attr::from("x"), Attr::from(Value::Null)]));
+        let it = Item::new().with("a", 1).with(
+            "b",
+            Attr::List(vec![Attr::from("x"), Attr::from(Value::Null)]),
+        );
         assert_eq!(
             encode_item(&it),
-            vec![0x01, 0x02, 0x01, b'a', T_INT, 0x02, 0x01, b'b', T_LIST, 0x02, T_TEXT, 0x01, b'x', T_NULL]
+            vec![
+                0x01, 0x02, 0x01, b'a', T_INT, 0x02, 0x01, b'b', T_LIST, 0x02, T_TEXT, 0x01, b'x',
+                T_NULL
+            ]
         );
-        assert_eq!(encode_item(&Item::new().with("n", -1)), vec![0x01, 0x01, 0x01, b'n', T_INT, 0x01]);
+        assert_eq!(
+            encode_item(&Item::new().with("n", -1)),
+            vec![0x01, 0x01, 0x01, b'n', T_INT, 0x01]
+        );
     }
 
     #[test]
     fn errors_have_offsets() {
-        let e = decode_item(&[0x01, 0x01, 0x01, b'n', 0x77]).unwrap_err().to_string();
-        assert!(e.contains("byte 4") && e.contains("unknown attribute tag"), "{e}");
-        let e = decode_item(&[0x01, 0x02, 0x01, b'b', 0, 0x01, b'a', 0]).unwrap_err().to_string();
+        let e = decode_item(&[0x01, 0x01, 0x01, b'n', 0x77])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("byte 4") && e.contains("unknown attribute tag"),
+            "{e}"
+        );
+        let e = decode_item(&[0x01, 0x02, 0x01, b'b', 0, 0x01, b'a', 0])
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("out of order"), "{e}");
         let e = decode_item(&[0x02]).unwrap_err().to_string();
         assert!(e.contains("version"), "{e}");
@@ -399,6 +433,9 @@ pub(crate) mod tests {
             deep.extend_from_slice(&[T_LIST, 0x01]);
         }
         deep.push(T_NULL);
-        assert!(decode_item(&deep).unwrap_err().to_string().contains("nesting"));
+        assert!(decode_item(&deep)
+            .unwrap_err()
+            .to_string()
+            .contains("nesting"));
     }
 }

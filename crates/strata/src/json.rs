@@ -65,12 +65,22 @@ pub fn attr_from_json(j: &Json, path: &str) -> std::result::Result<Attr, JsonErr
             .map(Attr::List),
         Json::Object(o) => match o.get("t") {
             Some(Json::String(t)) if t == "map" => match o.get("v") {
-                Some(Json::Object(m)) if o.len() == 2 => Ok(Attr::Map(map_from_json(m, &format!("{path}.v"))?)),
-                _ => Err(jerr(path, "a {\"t\":\"map\"} object needs exactly a \"v\" object beside \"t\"")),
+                Some(Json::Object(m)) if o.len() == 2 => {
+                    Ok(Attr::Map(map_from_json(m, &format!("{path}.v"))?))
+                }
+                _ => Err(jerr(
+                    path,
+                    "a {\"t\":\"map\"} object needs exactly a \"v\" object beside \"t\"",
+                )),
             },
-            Some(Json::String(t)) if TYPE_TAGS.contains(&t.as_str()) => value_from_json(j)
-                .map(Attr::Value)
-                .map_err(|e| jerr(&format!("{path}{}", e.path.trim_start_matches('$')), e.reason)),
+            Some(Json::String(t)) if TYPE_TAGS.contains(&t.as_str()) => {
+                value_from_json(j).map(Attr::Value).map_err(|e| {
+                    jerr(
+                        &format!("{path}{}", e.path.trim_start_matches('$')),
+                        e.reason,
+                    )
+                })
+            }
             _ => Ok(Attr::Map(map_from_json(o, path)?)),
         },
         other => value_from_json(other)
@@ -98,7 +108,11 @@ pub fn attr_to_json(a: &Attr) -> Json {
 
 /// The JSON form of an item.
 pub fn item_to_json(item: &Item) -> Json {
-    Json::Object(item.iter().map(|(k, v)| (k.clone(), attr_to_json(v))).collect())
+    Json::Object(
+        item.iter()
+            .map(|(k, v)| (k.clone(), attr_to_json(v)))
+            .collect(),
+    )
 }
 
 /// The JSON form of a key: an object of the key attributes.
@@ -114,14 +128,22 @@ fn coerce(table: &Table, f: &KeyField, a: Attr) -> Result<Attr> {
         found: found.to_owned(),
     };
     Ok(match (f.kind, a) {
-        (Kind::Float, Attr::Value(Value::Int(i))) if (i as f64) as i128 == i => Attr::Value(Value::Float(i as f64)),
-        (Kind::F32, Attr::Value(Value::Int(i))) if (i as f32) as i128 == i => Attr::Value(Value::F32(i as f32)),
-        (Kind::F32, Attr::Value(Value::Float(x))) if (x as f32) as f64 == x => Attr::Value(Value::F32(x as f32)),
+        (Kind::Float, Attr::Value(Value::Int(i))) if (i as f64) as i128 == i => {
+            Attr::Value(Value::Float(i as f64))
+        }
+        (Kind::F32, Attr::Value(Value::Int(i))) if (i as f32) as i128 == i => {
+            Attr::Value(Value::F32(i as f32))
+        }
+        (Kind::F32, Attr::Value(Value::Float(x))) if (x as f32) as f64 == x => {
+            Attr::Value(Value::F32(x as f32))
+        }
         (Kind::Uuid, Attr::Value(Value::Text(s))) => match uuid::Uuid::parse_str(&s) {
             Ok(u) => Attr::Value(Value::Uuid(u)),
             Err(_) => return Err(type_err("text that is not a uuid")),
         },
-        (Kind::Tuple, Attr::List(l)) => Attr::Value(Value::Tuple(list_to_tuple(l).ok_or_else(|| type_err("list holding a map"))?)),
+        (Kind::Tuple, Attr::List(l)) => Attr::Value(Value::Tuple(
+            list_to_tuple(l).ok_or_else(|| type_err("list holding a map"))?,
+        )),
         (_, a) => a,
     })
 }
@@ -185,7 +207,10 @@ fn check_fields(table: &Table, o: &Map<String, Json>, allowed: &[&str], what: &s
     match o.keys().find(|k| !allowed.contains(&k.as_str())) {
         Some(k) => Err(Error::invalid(
             table.name(),
-            format!("{what}: unknown field {k:?} (expected one of {})", allowed.join(", ")),
+            format!(
+                "{what}: unknown field {k:?} (expected one of {})",
+                allowed.join(", ")
+            ),
         )),
         None => Ok(()),
     }
@@ -196,9 +221,15 @@ fn limit_field(table: &Table, o: &Map<String, Json>) -> Result<Option<usize>> {
         None | Some(Json::Null) => Ok(None),
         Some(Json::Number(n)) => match n.to_string().parse::<usize>() {
             Ok(v) if v >= 1 => Ok(Some(v)),
-            _ => Err(Error::invalid(table.name(), format!("limit must be an integer >= 1, got {n}"))),
+            _ => Err(Error::invalid(
+                table.name(),
+                format!("limit must be an integer >= 1, got {n}"),
+            )),
         },
-        Some(other) => Err(Error::invalid(table.name(), format!("limit must be an integer, got {other}"))),
+        Some(other) => Err(Error::invalid(
+            table.name(),
+            format!("limit must be an integer, got {other}"),
+        )),
     }
 }
 
@@ -224,7 +255,11 @@ fn sort_values(table: &Table, j: &Json, path: &str) -> Result<Vec<Value>> {
     if arr.is_empty() || arr.len() > sort.len() {
         return Err(Error::invalid(
             table.name(),
-            format!("{path}: expected 1 to {} sort values, got {}", sort.len(), arr.len()),
+            format!(
+                "{path}: expected 1 to {} sort values, got {}",
+                sort.len(),
+                arr.len()
+            ),
         ));
     }
     arr.iter()
@@ -244,14 +279,25 @@ fn sort_values(table: &Table, j: &Json, path: &str) -> Result<Vec<Value>> {
 /// `between` it holds two bounds, each a scalar or an array of leading values.
 pub fn query_for_table(table: &Table, j: &Json) -> Result<Query> {
     let o = object(table, j, "a query")?;
-    check_fields(table, o, &["partition", "sort", "reverse", "limit", "after"], "query")?;
+    check_fields(
+        table,
+        o,
+        &["partition", "sort", "reverse", "limit", "after"],
+        "query",
+    )?;
     let pj = o
         .get("partition")
         .ok_or_else(|| Error::invalid(table.name(), "query: missing \"partition\""))?;
     let mut pitem = item_from_json(pj).map_err(|e| invalid(table, e))?;
     coerce_key_attrs(table, &mut pitem)?;
-    if let Some(extra) = pitem.keys().find(|n| !table.schema().partition.iter().any(|f| &f.name == *n)) {
-        return Err(Error::invalid(table.name(), format!("query: {extra:?} is not a partition attribute")));
+    if let Some(extra) = pitem
+        .keys()
+        .find(|n| !table.schema().partition.iter().any(|f| &f.name == *n))
+    {
+        return Err(Error::invalid(
+            table.name(),
+            format!("query: {extra:?} is not a partition attribute"),
+        ));
     }
     let partition = table
         .schema()
@@ -278,7 +324,12 @@ pub fn query_for_table(table: &Table, j: &Json) -> Result<Query> {
     let reverse = match o.get("reverse") {
         None | Some(Json::Null) => false,
         Some(Json::Bool(b)) => *b,
-        Some(other) => return Err(Error::invalid(table.name(), format!("reverse must be true or false, got {other}"))),
+        Some(other) => {
+            return Err(Error::invalid(
+                table.name(),
+                format!("reverse must be true or false, got {other}"),
+            ))
+        }
     };
     Ok(Query {
         partition,
@@ -294,7 +345,12 @@ fn sort_condition(table: &Table, j: &Json) -> Result<SortCondition> {
     check_fields(table, o, &["op", "values", "value"], "sort")?;
     let op = match o.get("op") {
         Some(Json::String(s)) => s.as_str(),
-        _ => return Err(Error::invalid(table.name(), "sort: missing \"op\" (eq, lt, le, gt, ge, between, begins_with)")),
+        _ => {
+            return Err(Error::invalid(
+                table.name(),
+                "sort: missing \"op\" (eq, lt, le, gt, ge, between, begins_with)",
+            ))
+        }
     };
     let values = o
         .get("values")
@@ -306,7 +362,10 @@ fn sort_condition(table: &Table, j: &Json) -> Result<SortCondition> {
                 sort_values(table, &b[0], "sort.values[0]")?,
                 sort_values(table, &b[1], "sort.values[1]")?,
             )),
-            _ => Err(Error::invalid(table.name(), "sort: between takes \"values\": [low, high]")),
+            _ => Err(Error::invalid(
+                table.name(),
+                "sort: between takes \"values\": [low, high]",
+            )),
         };
     }
     let v = sort_values(table, values, "sort.values")?;
@@ -334,11 +393,16 @@ pub fn scan_for_table(table: &Table, j: &Json) -> Result<Scan> {
     let num = |name: &str, default: u32| -> Result<u32> {
         match o.get(name) {
             None | Some(Json::Null) => Ok(default),
-            Some(Json::Number(n)) => n
-                .to_string()
-                .parse::<u32>()
-                .map_err(|_| Error::invalid(table.name(), format!("{name} must be a non-negative integer, got {n}"))),
-            Some(other) => Err(Error::invalid(table.name(), format!("{name} must be an integer, got {other}"))),
+            Some(Json::Number(n)) => n.to_string().parse::<u32>().map_err(|_| {
+                Error::invalid(
+                    table.name(),
+                    format!("{name} must be a non-negative integer, got {n}"),
+                )
+            }),
+            Some(other) => Err(Error::invalid(
+                table.name(),
+                format!("{name} must be an integer, got {other}"),
+            )),
         }
     };
     Ok(Scan {

@@ -36,14 +36,18 @@ pub fn partition_prefix_len(key: &[u8]) -> usize {
 }
 
 /// The engine partitioner as a shareable closure.
-pub fn partitioner() -> Arc<dyn Fn(&[u8]) -> usize + Send + Sync> {
+pub fn partitioner() -> strata_lsm::Partitioner {
     Arc::new(partition_prefix_len)
 }
 
 /// Key of a catalog entry `(0, kind, name)`.
 pub fn catalog_key(kind: &str, name: &str) -> Result<Vec<u8>> {
     NativeCodec::new()
-        .encode(&[Value::Int(CATALOG_ID as i128), Value::from(kind), Value::from(name)])
+        .encode(&[
+            Value::Int(CATALOG_ID as i128),
+            Value::from(kind),
+            Value::from(name),
+        ])
         .map_err(|e| Error::Corrupt {
             what: "catalog key".into(),
             offset: 0,
@@ -99,7 +103,10 @@ impl KeyLayout {
 
     /// `h` of a partition.
     pub fn partition_hash(&self, partition: &[Value]) -> Result<u16> {
-        let bytes = self.partition_codec.encode(partition).map_err(|e| self.enc_err(e))?;
+        let bytes = self
+            .partition_codec
+            .encode(partition)
+            .map_err(|e| self.enc_err(e))?;
         Ok((crc32fast::hash(&bytes) >> 16) as u16)
     }
 
@@ -111,7 +118,9 @@ impl KeyLayout {
         t.extend_from_slice(partition);
         t.extend_from_slice(sort);
         let mut out = Vec::with_capacity(32);
-        self.codec.encode_into(&t, &mut out).map_err(|e| self.enc_err(e))?;
+        self.codec
+            .encode_into(&t, &mut out)
+            .map_err(|e| self.enc_err(e))?;
         Ok(out)
     }
 
@@ -123,7 +132,9 @@ impl KeyLayout {
         t.extend_from_slice(partition);
         t.extend_from_slice(sort);
         let mut out = Vec::with_capacity(32);
-        self.codec.encode_into(&t, &mut out).map_err(|e| self.enc_err(e))?;
+        self.codec
+            .encode_into(&t, &mut out)
+            .map_err(|e| self.enc_err(e))?;
         Ok(out)
     }
 
@@ -149,7 +160,14 @@ mod tests {
     #[test]
     fn partitioner_cuts_after_two_elements() {
         let c = NativeCodec::new();
-        let k = c.encode(&[Value::Int(5), Value::Int(7), Value::from("p"), Value::Int(1)]).unwrap();
+        let k = c
+            .encode(&[
+                Value::Int(5),
+                Value::Int(7),
+                Value::from("p"),
+                Value::Int(1),
+            ])
+            .unwrap();
         let p = c.encode(&[Value::Int(5), Value::Int(7)]).unwrap();
         assert_eq!(partition_prefix_len(&k), p.len());
         assert_eq!(partition_prefix_len(&p), p.len());

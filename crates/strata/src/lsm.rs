@@ -14,7 +14,11 @@ use crate::keys;
 pub(crate) fn open_engine(path: &Path, options: &DbOptions) -> Result<Arc<dyn Engine>> {
     let lsm = LsmOptions {
         stripes: options.stripes,
-        sync: if options.sync { SyncMode::Always } else { SyncMode::None },
+        sync: if options.sync {
+            SyncMode::Always
+        } else {
+            SyncMode::None
+        },
         partitioner: Some(keys::partitioner()),
         block_cache_bytes: options.block_cache_bytes,
         memtable_budget_bytes: options.memtable_budget_bytes,

@@ -206,7 +206,8 @@ impl SortCondition {
             Gt(v) => cmp_prefix(table, sort, v) == Ordering::Greater,
             Ge(v) => cmp_prefix(table, sort, v) != Ordering::Less,
             Between(lo, hi) => {
-                cmp_prefix(table, sort, lo) != Ordering::Less && cmp_prefix(table, sort, hi) != Ordering::Greater
+                cmp_prefix(table, sort, lo) != Ordering::Less
+                    && cmp_prefix(table, sort, hi) != Ordering::Greater
             }
             BeginsWith(v) => {
                 let k = v.len() - 1;
@@ -348,11 +349,18 @@ impl Table {
         let Some(mut range) = self.query_range(q, h)? else {
             return Ok(Page::default());
         };
-        let dir = if q.reverse { Direction::Reverse } else { Direction::Forward };
+        let dir = if q.reverse {
+            Direction::Reverse
+        } else {
+            Direction::Forward
+        };
         if let Some(after) = &q.after {
             self.check_key(after)?;
             if after.partition != q.partition {
-                return Err(Error::invalid(self.name(), "the after key is not in the queried partition"));
+                return Err(Error::invalid(
+                    self.name(),
+                    "the after key is not in the queried partition",
+                ));
             }
             narrow(&mut range, self.encode_key(after)?.bytes, dir);
         }
@@ -422,7 +430,11 @@ impl Table {
                     format!("the after key belongs to segment {seg}, not {}", s.segment),
                 ));
             }
-            narrow(&mut range, self.encode_key(after)?.bytes, Direction::Forward);
+            narrow(
+                &mut range,
+                self.encode_key(after)?.bytes,
+                Direction::Forward,
+            );
         }
         if is_empty(&range) {
             return Ok(Page::default());
@@ -430,11 +442,21 @@ impl Table {
         self.page(range, Direction::Forward, s.limit, |_| true)
     }
 
-    fn page(&self, range: KeyRange, dir: Direction, limit: Option<usize>, mut keep: impl FnMut(&Item) -> bool) -> Result<Page> {
-        let snap = self.snapshot()?;
+    fn page(
+        &self,
+        range: KeyRange,
+        dir: Direction,
+        limit: Option<usize>,
+        mut keep: impl FnMut(&Item) -> bool,
+    ) -> Result<Page> {
+        // The engine's range iterator reads one snapshot taken now (on the striped LSM, of the
+        // one stripe a single-partition range touches); checking the table after taking it
+        // means a table dropped later is still seen whole.
+        let iter = self.db.engine.range(range, dir)?;
+        self.check_live()?;
         let mut page = Page::default();
         let limit = limit.unwrap_or(usize::MAX);
-        for kv in snap.range(range, dir)? {
+        for kv in iter {
             let (_, v) = kv?;
             let item = decode_item(&v)?;
             if !keep(&item) {
@@ -468,7 +490,9 @@ fn check_limit(t: &Table, limit: Option<usize>) -> Result<()> {
 fn is_empty(r: &KeyRange) -> bool {
     match (&r.start, &r.end) {
         (Bound::Included(s), Bound::Included(e)) => s > e,
-        (Bound::Included(s) | Bound::Excluded(s), Bound::Included(e) | Bound::Excluded(e)) => s >= e,
+        (Bound::Included(s) | Bound::Excluded(s), Bound::Included(e) | Bound::Excluded(e)) => {
+            s >= e
+        }
         _ => false,
     }
 }

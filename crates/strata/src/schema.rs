@@ -255,7 +255,13 @@ mod tests {
         .unwrap();
         assert_eq!(s.partition[0].order, Direction::Asc);
         assert_eq!(s.partition[0].nulls, Nulls::First);
-        assert_eq!(s.sort[0].codec_order(), Order { descending: true, nulls_last: true });
+        assert_eq!(
+            s.sort[0].codec_order(),
+            Order {
+                descending: true,
+                nulls_last: true
+            }
+        );
         assert_eq!(
             s.to_json(),
             r#"{"name":"posts","partition":[{"name":"user","type":"text","order":"asc","nulls":"first"}],"sort":[{"name":"ts","type":"int","order":"desc","nulls":"last"}]}"#
@@ -267,11 +273,26 @@ mod tests {
     fn invalid_schemas_say_why() {
         for (text, needle) in [
             (r#"{"name":"t","partition":[]}"#, "at least one partition"),
-            (r#"{"name":"","partition":[{"name":"a","type":"int"}]}"#, "table name"),
-            (r#"{"name":"t","partition":[{"name":"a","type":"int"}],"sort":[{"name":"a","type":"int"}]}"#, "twice"),
-            (r#"{"name":"t","partition":[{"name":"a","type":"integer"}]}"#, "unknown key type"),
-            (r#"{"name":"t","partition":[{"name":"a","type":"int","order":"up"}]}"#, "unknown variant"),
-            (r#"{"name":"t","partition":[{"name":"a","type":"int"}],"extra":1}"#, "unknown field"),
+            (
+                r#"{"name":"","partition":[{"name":"a","type":"int"}]}"#,
+                "table name",
+            ),
+            (
+                r#"{"name":"t","partition":[{"name":"a","type":"int"}],"sort":[{"name":"a","type":"int"}]}"#,
+                "twice",
+            ),
+            (
+                r#"{"name":"t","partition":[{"name":"a","type":"integer"}]}"#,
+                "unknown key type",
+            ),
+            (
+                r#"{"name":"t","partition":[{"name":"a","type":"int","order":"up"}]}"#,
+                "unknown variant",
+            ),
+            (
+                r#"{"name":"t","partition":[{"name":"a","type":"int"}],"extra":1}"#,
+                "unknown field",
+            ),
         ] {
             let e = TableSchema::from_json(text).unwrap_err().to_string();
             assert!(e.contains(needle), "{text}: {e}");
@@ -283,6 +304,9 @@ mod tests {
         let f = KeyField::new("x", Kind::Int).desc().nulls_last();
         let mut v = vec![Value::Int(1), Value::Null, Value::Int(3), Value::Int(2)];
         v.sort_by(|a, b| f.cmp(a, b));
-        assert_eq!(v, vec![Value::Int(3), Value::Int(2), Value::Int(1), Value::Null]);
+        assert_eq!(
+            v,
+            vec![Value::Int(3), Value::Int(2), Value::Int(1), Value::Null]
+        );
     }
 }

@@ -5,7 +5,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use strata_key::{Tuple, Value};
-use strata_lsm::{Condition, Snapshot, WriteBatch};
+use strata_lsm::{Condition, WriteBatch};
 
 use crate::db::{Inner, TableDef};
 use crate::error::{Error, Result};
@@ -40,7 +40,12 @@ impl Key {
 
 impl fmt::Display for Key {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let t: Tuple = self.partition.iter().chain(self.sort.iter()).cloned().collect();
+        let t: Tuple = self
+            .partition
+            .iter()
+            .chain(self.sort.iter())
+            .cloned()
+            .collect();
         write!(f, "{t}")
     }
 }
@@ -54,7 +59,9 @@ pub struct Table {
 
 impl fmt::Debug for Table {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Table").field("schema", &self.def.schema).finish()
+        f.debug_struct("Table")
+            .field("schema", &self.def.schema)
+            .finish()
     }
 }
 
@@ -138,7 +145,10 @@ impl Table {
     /// error that names it).
     pub fn key(&self, attrs: &Item) -> Result<Key> {
         if let Some(extra) = attrs.keys().find(|n| !self.def.schema.is_key_attribute(n)) {
-            return Err(Error::invalid(self.name(), format!("{extra:?} is not a key attribute")));
+            return Err(Error::invalid(
+                self.name(),
+                format!("{extra:?} is not a key attribute"),
+            ));
         }
         self.key_of(attrs)
     }
@@ -158,7 +168,10 @@ impl Table {
                 ),
             ));
         }
-        for (f, v) in s.key_fields().zip(key.partition.iter().chain(key.sort.iter())) {
+        for (f, v) in s
+            .key_fields()
+            .zip(key.partition.iter().chain(key.sort.iter()))
+        {
             self.check_field(f, v)?;
         }
         Ok(())
@@ -170,7 +183,11 @@ impl Table {
         if partition.len() != s.partition.len() {
             return Err(Error::invalid(
                 self.name(),
-                format!("a partition has {} values, got {}", s.partition.len(), partition.len()),
+                format!(
+                    "a partition has {} values, got {}",
+                    s.partition.len(),
+                    partition.len()
+                ),
             ));
         }
         for (f, v) in s.partition.iter().zip(partition) {
@@ -270,13 +287,5 @@ impl Table {
         let mut b = WriteBatch::new();
         b.delete(k.bytes);
         Ok(self.gated_write(b)??)
-    }
-
-    /// A snapshot of the engine, taken before checking that the table is still there (so a
-    /// table dropped later is seen whole).
-    pub(crate) fn snapshot(&self) -> Result<Arc<dyn Snapshot>> {
-        let s = self.db.engine.snapshot()?;
-        self.check_live()?;
-        Ok(s)
     }
 }

@@ -30,8 +30,14 @@ pub fn run_transfers(db: &Db, writers: usize, transfers_per_writer: usize) {
         )
         .unwrap();
     for id in 0..ACCOUNTS {
-        t.put(&Item::new().with("bank", "b").with("id", id).with("balance", START).with("moves", 0))
-            .unwrap();
+        t.put(
+            &Item::new()
+                .with("bank", "b")
+                .with("id", id)
+                .with("balance", START)
+                .with("moves", 0),
+        )
+        .unwrap();
     }
     let done = AtomicBool::new(false);
     let reads = AtomicU64::new(0);
@@ -80,8 +86,14 @@ pub fn run_transfers(db: &Db, writers: usize, transfers_per_writer: usize) {
                         db.transaction(|tx| {
                             let a = tx.get(&t, &key(from))?.expect("account");
                             let b = tx.get(&t, &key(to))?.expect("account");
-                            let a2 = a.clone().with("balance", int(&a, "balance") - amount).with("moves", int(&a, "moves") + 1);
-                            let b2 = b.clone().with("balance", int(&b, "balance") + amount).with("moves", int(&b, "moves") + 1);
+                            let a2 = a
+                                .clone()
+                                .with("balance", int(&a, "balance") - amount)
+                                .with("moves", int(&a, "moves") + 1);
+                            let b2 = b
+                                .clone()
+                                .with("balance", int(&b, "balance") + amount)
+                                .with("moves", int(&b, "moves") + 1);
                             tx.put(&t, &a2)?;
                             tx.put(&t, &b2)?;
                             Ok(())

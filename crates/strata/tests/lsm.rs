@@ -63,22 +63,44 @@ fn query_and_scan_see_flushed_data_and_the_schema_survives_reopen() {
         // KeystoneDB 0.1.0 flushes a stripe at 1,000 records and its Query/Scan then see only
         // what is left in the memtable (5 of 1,005).
         for i in 0..1005 {
-            t.put(&Item::new().with("pk", "p").with("sk", i).with("v", "x")).unwrap();
+            t.put(&Item::new().with("pk", "p").with("sk", i).with("v", "x"))
+                .unwrap();
         }
         db.flush().unwrap();
-        assert_eq!(t.query(&Query::new(vec![Value::from("p")])).unwrap().items.len(), 1005);
+        assert_eq!(
+            t.query(&Query::new(vec![Value::from("p")]))
+                .unwrap()
+                .items
+                .len(),
+            1005
+        );
         assert_eq!(t.scan(&Scan::all()).unwrap().items.len(), 1005);
         db.compact().unwrap();
-        let page = t.query(&Query::new(vec![Value::from("p")]).limit(3)).unwrap();
-        let sks: Vec<_> = page.items.iter().map(|i| i.value("sk").unwrap().clone()).collect();
-        assert_eq!(sks, vec![Value::Int(1004), Value::Int(1003), Value::Int(1002)]);
+        let page = t
+            .query(&Query::new(vec![Value::from("p")]).limit(3))
+            .unwrap();
+        let sks: Vec<_> = page
+            .items
+            .iter()
+            .map(|i| i.value("sk").unwrap().clone())
+            .collect();
+        assert_eq!(
+            sks,
+            vec![Value::Int(1004), Value::Int(1003), Value::Int(1002)]
+        );
         db.close().unwrap();
     }
     let db = open(&path);
     // KeystoneDB forgets its schema on reopen; Strata reads it back from its catalog.
     assert_eq!(db.tables(), vec![schema]);
     let t = db.table("t").unwrap();
-    assert_eq!(t.query(&Query::new(vec![Value::from("p")])).unwrap().items.len(), 1005);
+    assert_eq!(
+        t.query(&Query::new(vec![Value::from("p")]))
+            .unwrap()
+            .items
+            .len(),
+        1005
+    );
     // Drop deletes the data, also across a reopen.
     db.drop_table("t").unwrap();
     let raw_now = db
@@ -86,7 +108,10 @@ fn query_and_scan_see_flushed_data_and_the_schema_survives_reopen() {
         .range(strata_lsm::KeyRange::all(), strata_lsm::Direction::Forward)
         .unwrap()
         .count();
-    assert_eq!(raw_now, 2, "format marker and id counter only, before reopen");
+    assert_eq!(
+        raw_now, 2,
+        "format marker and id counter only, before reopen"
+    );
     db.close().unwrap();
     drop(db);
     let db = open(&path);
@@ -100,7 +125,10 @@ fn query_and_scan_see_flushed_data_and_the_schema_survives_reopen() {
         .range(strata_lsm::KeyRange::all(), strata_lsm::Direction::Forward)
         .unwrap()
         .count();
-    assert_eq!(raw, 3, "format marker, id counter and the new table's entry only");
+    assert_eq!(
+        raw, 3,
+        "format marker, id counter and the new table's entry only"
+    );
 }
 
 #[path = "concurrency.rs"]

@@ -94,7 +94,9 @@ const ROWS: [&str; 6] = [
 
 impl Results {
     fn rates(&self) -> [Rate; 6] {
-        [self.load, self.get, self.query, self.range, self.scan, self.scan4]
+        [
+            self.load, self.get, self.query, self.range, self.scan, self.scan4,
+        ]
     }
 }
 
@@ -148,9 +150,13 @@ fn bench_strata(dir: &std::path::Path, parts: usize, per: usize, memory: bool) -
     });
     let range = timed(queries, || {
         for _ in 0..queries {
-            let q = Query::new(vec![Value::from(user(rng.below(parts)))])
-                .sort(SortCondition::Between(vec![Value::Int(20)], vec![Value::Int(39)]));
-            assert_eq!(t.query(&q).expect("query").items.len(), 20.min(per.saturating_sub(20)));
+            let q = Query::new(vec![Value::from(user(rng.below(parts)))]).sort(
+                SortCondition::Between(vec![Value::Int(20)], vec![Value::Int(39)]),
+            );
+            assert_eq!(
+                t.query(&q).expect("query").items.len(),
+                20.min(per.saturating_sub(20))
+            );
         }
     });
     let scan_segment = |seg: u32, of: u32| -> usize {
@@ -168,7 +174,9 @@ fn bench_strata(dir: &std::path::Path, parts: usize, per: usize, memory: bool) -
     let scan = timed(n as u64, || assert_eq!(scan_segment(0, 1), n));
     let scan4 = timed(n as u64, || {
         let total: usize = std::thread::scope(|sc| {
-            let hs: Vec<_> = (0..4).map(|i| sc.spawn(move || scan_segment(i, 4))).collect();
+            let hs: Vec<_> = (0..4)
+                .map(|i| sc.spawn(move || scan_segment(i, 4)))
+                .collect();
             hs.into_iter().map(|h| h.join().expect("thread")).sum()
         });
         assert_eq!(total, n);
@@ -206,10 +214,13 @@ fn bench_sqlite(dir: &std::path::Path, parts: usize, per: usize) -> Results {
         while i < n {
             let tx = c.transaction().expect("tx");
             {
-                let mut st = tx.prepare_cached("INSERT OR REPLACE INTO items VALUES (?1, ?2, ?3, ?4)").expect("prep");
+                let mut st = tx
+                    .prepare_cached("INSERT OR REPLACE INTO items VALUES (?1, ?2, ?3, ?4)")
+                    .expect("prep");
                 for j in i..(i + 1000).min(n) {
                     let (p, s) = (j / per, j % per);
-                    st.execute(params![user(p), s as i64, body(p, s), j as i64]).expect("insert");
+                    st.execute(params![user(p), s as i64, body(p, s), j as i64])
+                        .expect("insert");
                 }
             }
             tx.commit().expect("commit");
@@ -219,11 +230,15 @@ fn bench_sqlite(dir: &std::path::Path, parts: usize, per: usize) -> Results {
     let mut rng = Rng(7);
     let gets = 100_000.min(n * 2);
     let get = timed(gets as u64, || {
-        let mut st = c.prepare_cached("SELECT user, ts, body, n FROM items WHERE user = ?1 AND ts = ?2").expect("prep");
+        let mut st = c
+            .prepare_cached("SELECT user, ts, body, n FROM items WHERE user = ?1 AND ts = ?2")
+            .expect("prep");
         for _ in 0..gets {
             let (p, s) = (rng.below(parts), rng.below(per));
             let row: (String, i64, String, i64) = st
-                .query_row(params![user(p), s as i64], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+                .query_row(params![user(p), s as i64], |r| {
+                    Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+                })
                 .expect("get");
             debug_assert_eq!(row.3 as usize, p * per + s);
         }
@@ -246,7 +261,9 @@ fn bench_sqlite(dir: &std::path::Path, parts: usize, per: usize) -> Results {
     let queries = 5_000;
     let query = timed(queries, || {
         let mut st = c
-            .prepare_cached("SELECT user, ts, body, n FROM items WHERE user = ?1 ORDER BY ts LIMIT 100")
+            .prepare_cached(
+                "SELECT user, ts, body, n FROM items WHERE user = ?1 ORDER BY ts LIMIT 100",
+            )
             .expect("prep");
         for _ in 0..queries {
             let rows = st.query(params![user(rng.below(parts))]).expect("query");
@@ -310,7 +327,8 @@ fn bench_kstone(dir: &std::path::Path, parts: usize, per: usize) -> Results {
                 let mut item: HashMap<String, KV> = HashMap::new();
                 item.insert("body".into(), KV::S(body(p, s)));
                 item.insert("n".into(), KV::N((p * per + s).to_string()));
-                db.put_with_sk(user(p).as_bytes(), &sk(s), item).expect("put");
+                db.put_with_sk(user(p).as_bytes(), &sk(s), item)
+                    .expect("put");
             }
         }
     });
@@ -319,13 +337,17 @@ fn bench_kstone(dir: &std::path::Path, parts: usize, per: usize) -> Results {
     let get = timed(gets as u64, || {
         for _ in 0..gets {
             let (p, s) = (rng.below(parts), rng.below(per));
-            db.get_with_sk(user(p).as_bytes(), &sk(s)).expect("get").expect("present");
+            db.get_with_sk(user(p).as_bytes(), &sk(s))
+                .expect("get")
+                .expect("present");
         }
     });
     let queries = 2_000;
     let query = timed(queries, || {
         for _ in 0..queries {
-            let r = db.query(KQuery::new(user(rng.below(parts)).as_bytes()).limit(100)).expect("query");
+            let r = db
+                .query(KQuery::new(user(rng.below(parts)).as_bytes()).limit(100))
+                .expect("query");
             assert_eq!(r.items.len(), per.min(100));
         }
     });
@@ -346,7 +368,12 @@ fn bench_kstone(dir: &std::path::Path, parts: usize, per: usize) -> Results {
             let hs: Vec<_> = (0..4)
                 .map(|i| {
                     let db = &db;
-                    sc.spawn(move || db.scan(KScan::new().segment(i, 4)).expect("scan").items.len())
+                    sc.spawn(move || {
+                        db.scan(KScan::new().segment(i, 4))
+                            .expect("scan")
+                            .items
+                            .len()
+                    })
                 })
                 .collect();
             hs.into_iter().map(|h| h.join().expect("thread")).sum()
@@ -376,7 +403,10 @@ fn fmt_rate(r: f64) -> String {
 }
 
 fn main() {
-    let args: Vec<usize> = std::env::args().skip(1).filter_map(|a| a.parse().ok()).collect();
+    let args: Vec<usize> = std::env::args()
+        .skip(1)
+        .filter_map(|a| a.parse().ok())
+        .collect();
     let memory = std::env::args().any(|a| a == "--memory");
     let parts = args.first().copied().unwrap_or(10_000);
     let per = args.get(1).copied().unwrap_or(100);
@@ -406,5 +436,8 @@ fn main() {
             r[0] / r[2]
         );
     }
-    eprintln!("total {:?}", Duration::from_secs_f64(started.elapsed().as_secs_f64()));
+    eprintln!(
+        "total {:?}",
+        Duration::from_secs_f64(started.elapsed().as_secs_f64())
+    );
 }

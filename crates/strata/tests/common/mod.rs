@@ -6,7 +6,9 @@
 use std::cmp::Ordering;
 use std::collections::{BTreeSet, HashMap};
 
-use strata::{Db, Direction, Item, Key, KeyField, Nulls, Page, Query, Scan, SortCondition, Table, TableSchema};
+use strata::{
+    Db, Direction, Item, Key, KeyField, Nulls, Page, Query, Scan, SortCondition, Table, TableSchema,
+};
 use strata_key::{Kind, Value};
 
 /// splitmix64: a tiny deterministic generator driven by a proptest seed.
@@ -31,7 +33,14 @@ impl Rng {
     }
 }
 
-const KINDS: &[Kind] = &[Kind::Int, Kind::Text, Kind::Bytes, Kind::Bool, Kind::Float, Kind::Tuple];
+const KINDS: &[Kind] = &[
+    Kind::Int,
+    Kind::Text,
+    Kind::Bytes,
+    Kind::Bool,
+    Kind::Float,
+    Kind::Tuple,
+];
 
 pub fn random_schema(rng: &mut Rng, name: &str) -> TableSchema {
     let field = |rng: &mut Rng, name: String| {
@@ -58,10 +67,25 @@ pub fn random_value(rng: &mut Rng, kind: Kind, null_percent: u64) -> Value {
     }
     match kind {
         Kind::Int => Value::Int(*rng.pick(&[-(1i128 << 70), -2, -1, 0, 1, 2, 3, 1 << 64])),
-        Kind::Text => Value::from(*rng.pick(&["", "a", "a\0", "ab", "abc", "b", "é", "\u{10FFFF}"])),
-        Kind::Bytes => Value::Bytes(rng.pick(&[&[][..], &[0], &[0, 0], &[1], &[1, 2], &[0xff], &[0xff, 0xff]]).to_vec()),
+        Kind::Text => {
+            Value::from(*rng.pick(&["", "a", "a\0", "ab", "abc", "b", "é", "\u{10FFFF}"]))
+        }
+        Kind::Bytes => Value::Bytes(
+            rng.pick(&[
+                &[][..],
+                &[0],
+                &[0, 0],
+                &[1],
+                &[1, 2],
+                &[0xff],
+                &[0xff, 0xff],
+            ])
+            .to_vec(),
+        ),
         Kind::Bool => Value::Bool(rng.chance(50)),
-        Kind::Float => Value::Float(*rng.pick(&[f64::NEG_INFINITY, -1.5, -0.0, 0.0, 2.5, f64::NAN])),
+        Kind::Float => {
+            Value::Float(*rng.pick(&[f64::NEG_INFINITY, -1.5, -0.0, 0.0, 2.5, f64::NAN]))
+        }
         Kind::Tuple => {
             let n = rng.below(3);
             Value::Tuple((0..n).map(|_| Value::Int(rng.below(3) as i128)).collect())
@@ -73,7 +97,10 @@ pub fn random_value(rng: &mut Rng, kind: Kind, null_percent: u64) -> Value {
 fn random_prefix(rng: &mut Rng, kind: Kind) -> Value {
     match kind {
         Kind::Text => Value::from(*rng.pick(&["", "a", "ab", "b", "\u{10FFFF}", "é"])),
-        _ => Value::Bytes(rng.pick(&[&[][..], &[0], &[1], &[0xff], &[0xff, 0xff]]).to_vec()),
+        _ => Value::Bytes(
+            rng.pick(&[&[][..], &[0], &[1], &[0xff], &[0xff, 0xff]])
+                .to_vec(),
+        ),
     }
 }
 
@@ -88,8 +115,20 @@ pub fn field_cmp(f: &KeyField, a: &Value, b: &Value) -> Ordering {
     let nulls_first = f.nulls == Nulls::First;
     match (a, b) {
         (Value::Null, Value::Null) => Ordering::Equal,
-        (Value::Null, _) => if nulls_first { Ordering::Less } else { Ordering::Greater },
-        (_, Value::Null) => if nulls_first { Ordering::Greater } else { Ordering::Less },
+        (Value::Null, _) => {
+            if nulls_first {
+                Ordering::Less
+            } else {
+                Ordering::Greater
+            }
+        }
+        (_, Value::Null) => {
+            if nulls_first {
+                Ordering::Greater
+            } else {
+                Ordering::Less
+            }
+        }
         _ if f.order == Direction::Desc => b.cmp(a),
         _ => a.cmp(b),
     }
@@ -112,7 +151,9 @@ pub fn model_matches(schema: &TableSchema, sort: &[Value], c: &SortCondition) ->
         SortCondition::Le(v) => prefix_cmp(f, sort, v).is_le(),
         SortCondition::Gt(v) => prefix_cmp(f, sort, v).is_gt(),
         SortCondition::Ge(v) => prefix_cmp(f, sort, v).is_ge(),
-        SortCondition::Between(lo, hi) => prefix_cmp(f, sort, lo).is_ge() && prefix_cmp(f, sort, hi).is_le(),
+        SortCondition::Between(lo, hi) => {
+            prefix_cmp(f, sort, lo).is_ge() && prefix_cmp(f, sort, hi).is_le()
+        }
         SortCondition::BeginsWith(v) => {
             let k = v.len() - 1;
             prefix_cmp(f, sort, &v[..k]).is_eq()
@@ -130,7 +171,9 @@ impl Model {
         let mut hits: Vec<(&Vec<Value>, &Item)> = self
             .items
             .iter()
-            .filter(|((p, s), _)| p == &q.partition && q.sort.as_ref().is_none_or(|c| model_matches(schema, s, c)))
+            .filter(|((p, s), _)| {
+                p == &q.partition && q.sort.as_ref().is_none_or(|c| model_matches(schema, s, c))
+            })
             .map(|((_, s), it)| (s, it))
             .collect();
         hits.sort_by(|a, b| prefix_cmp(&schema.sort, a.0, b.0));
@@ -147,7 +190,13 @@ pub fn random_item(rng: &mut Rng, schema: &TableSchema, stamp: u64) -> Item {
         item.insert(f.name.clone(), random_value(rng, f.kind, 12).into());
     }
     if rng.chance(30) {
-        item.insert("doc".into(), strata::Attr::List(vec![strata::Attr::from("x"), strata::Attr::Map(Item::new().with("n", 1))]));
+        item.insert(
+            "doc".into(),
+            strata::Attr::List(vec![
+                strata::Attr::from("x"),
+                strata::Attr::Map(Item::new().with("n", 1)),
+            ]),
+        );
     }
     item
 }
@@ -158,7 +207,10 @@ pub fn random_condition(rng: &mut Rng, schema: &TableSchema) -> Option<SortCondi
     }
     let m = schema.sort.len();
     let vals = |rng: &mut Rng, k: usize| -> Vec<Value> {
-        schema.sort[..k].iter().map(|f| random_value(rng, f.kind, 10)).collect()
+        schema.sort[..k]
+            .iter()
+            .map(|f| random_value(rng, f.kind, 10))
+            .collect()
     };
     let k = 1 + rng.below(m);
     Some(match rng.below(7) {
@@ -195,7 +247,10 @@ pub fn query_all(t: &Table, q: &Query) -> Vec<Item> {
         }
         if last_key.is_some() {
             assert_eq!(Some(items.len()), q.limit, "a page with a last key is full");
-            assert_eq!(last_key.as_ref(), Some(&t.key_of(items.last().unwrap()).unwrap()));
+            assert_eq!(
+                last_key.as_ref(),
+                Some(&t.key_of(items.last().unwrap()).unwrap())
+            );
         }
         out.extend(items);
         pages += 1;
@@ -232,7 +287,10 @@ pub fn scan_segments(t: &Table, n: u32, limit: Option<usize>) -> Vec<Vec<Item>> 
 }
 
 pub fn key_set(t: &Table, items: &[Item]) -> BTreeSet<String> {
-    items.iter().map(|it| format!("{:?}", t.key_of(it).unwrap())).collect()
+    items
+        .iter()
+        .map(|it| format!("{:?}", t.key_of(it).unwrap()))
+        .collect()
 }
 
 /// What the model test does between writes.
@@ -251,7 +309,13 @@ pub fn run_case(seed: u64, mut db: Db, ops: usize, hook: Hook<'_>) {
     let mut model = Model::default();
     // Partitions drawn from a few candidates so that partitions hold several items.
     let partitions: Vec<Vec<Value>> = (0..3)
-        .map(|_| schema.partition.iter().map(|f| random_value(&mut rng, f.kind, 10)).collect())
+        .map(|_| {
+            schema
+                .partition
+                .iter()
+                .map(|f| random_value(&mut rng, f.kind, 10))
+                .collect()
+        })
         .collect();
     for step in 0..ops {
         let t = db.table("t").unwrap();
@@ -268,11 +332,15 @@ pub fn run_case(seed: u64, mut db: Db, ops: usize, hook: Hook<'_>) {
             }
             1 => {
                 let r = t.put_if_not_exists(&item);
-                if model.items.contains_key(&mk) {
-                    assert!(matches!(r, Err(strata::Error::ConditionFailed { .. })), "{r:?}");
-                } else {
-                    r.unwrap();
-                    model.items.insert(mk, item);
+                match model.items.entry(mk) {
+                    std::collections::hash_map::Entry::Occupied(_) => assert!(
+                        matches!(r, Err(strata::Error::ConditionFailed { .. })),
+                        "{r:?}"
+                    ),
+                    std::collections::hash_map::Entry::Vacant(v) => {
+                        r.unwrap();
+                        v.insert(item);
+                    }
                 }
             }
             _ => {
@@ -294,17 +362,30 @@ pub fn run_case(seed: u64, mut db: Db, ops: usize, hook: Hook<'_>) {
     // Point reads agree with the model.
     let t = db.table("t").unwrap();
     for ((p, s), it) in &model.items {
-        assert_eq!(t.get(&Key::new(p.clone(), s.clone())).unwrap().as_ref(), Some(it));
+        assert_eq!(
+            t.get(&Key::new(p.clone(), s.clone())).unwrap().as_ref(),
+            Some(it)
+        );
     }
 }
 
-fn check_queries(db: &Db, schema: &TableSchema, model: &Model, partitions: &[Vec<Value>], rng: &mut Rng) {
+fn check_queries(
+    db: &Db,
+    schema: &TableSchema,
+    model: &Model,
+    partitions: &[Vec<Value>],
+    rng: &mut Rng,
+) {
     let t = db.table("t").unwrap();
     for _ in 0..6 {
         let mut q = Query::new(rng.pick(partitions).clone());
         q.sort = random_condition(rng, schema);
         q.reverse = rng.chance(50);
-        q.limit = if rng.chance(25) { None } else { Some(1 + rng.below(4)) };
+        q.limit = if rng.chance(25) {
+            None
+        } else {
+            Some(1 + rng.below(4))
+        };
         let got = query_all(&t, &q);
         let want = model.query(schema, &q);
         assert_eq!(got, want, "query {q:?} on schema {}", schema.to_json());
@@ -313,7 +394,11 @@ fn check_queries(db: &Db, schema: &TableSchema, model: &Model, partitions: &[Vec
 
 fn check_scans(db: &Db, model: &Model, rng: &mut Rng) {
     let t = db.table("t").unwrap();
-    let want: BTreeSet<String> = model.items.keys().map(|(p, s)| format!("{:?}", Key::new(p.clone(), s.clone()))).collect();
+    let want: BTreeSet<String> = model
+        .items
+        .keys()
+        .map(|(p, s)| format!("{:?}", Key::new(p.clone(), s.clone())))
+        .collect();
     let whole = scan_segments(&t, 1, None).remove(0);
     assert_eq!(key_set(&t, &whole), want);
     assert_eq!(whole.len(), want.len());
@@ -333,7 +418,11 @@ fn check_scans(db: &Db, model: &Model, rng: &mut Rng) {
         assert_eq!(o, Ordering::Less, "scan order");
     }
     for n in [2u32, 3, 1 + rng.below(9) as u32, 1024] {
-        let limit = if rng.chance(30) { None } else { Some(1 + rng.below(3)) };
+        let limit = if rng.chance(30) {
+            None
+        } else {
+            Some(1 + rng.below(3))
+        };
         let segs = scan_segments(&t, n, limit);
         let total: usize = segs.iter().map(Vec::len).sum();
         assert_eq!(total, want.len(), "segments of {n} repeat or miss items");
