@@ -202,6 +202,10 @@ impl<'a> Reader<'a> {
             }
             v |= ((b & 0x7f) as u128) << shift;
             if b & 0x80 == 0 {
+                // One encoding per value: a final 0x00 after other bytes is an overlong form.
+                if b == 0 && shift > 0 {
+                    return Err(self.err_at(start, "overlong varint"));
+                }
                 return Ok(v);
             }
         }
@@ -383,13 +387,17 @@ pub(crate) mod tests {
         }
 
         #[test]
-        fn mutations_never_panic(item in arb_item(), at in any::<usize>(), b in any::<u8>(), cut in any::<usize>()) {
+        fn mutations_never_panic_and_decoding_is_canonical(item in arb_item(), at in any::<usize>(), b in any::<u8>(), cut in any::<usize>()) {
             let mut bytes = encode_item(&item);
             let i = at % bytes.len();
             bytes[i] = b;
-            let _ = decode_item(&bytes);
+            if let Ok(it) = decode_item(&bytes) {
+                prop_assert_eq!(encode_item(&it), bytes.clone());
+            }
             bytes.truncate(cut % (bytes.len() + 1));
-            let _ = decode_item(&bytes);
+            if let Ok(it) = decode_item(&bytes) {
+                prop_assert_eq!(encode_item(&it), bytes);
+            }
         }
     }
 

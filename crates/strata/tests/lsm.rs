@@ -23,7 +23,7 @@ fn open(path: &Path) -> Db {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 12, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
 
     #[test]
     fn tables_on_the_lsm_agree_with_the_model(seed in any::<u64>()) {
