@@ -151,7 +151,7 @@ impl TupleCodec for NativeCodec {
 
     fn decode(&self, bytes: &[u8]) -> Result<Tuple, DecodeError> {
         let mut r = Reader::new(bytes);
-        let mut items = Vec::new();
+        let mut items = Vec::with_capacity(8);
         while !r.at_end() {
             let i = items.len();
             let (v, order) = r.top_element()?;
@@ -576,22 +576,24 @@ pub(crate) fn put_f64(out: &mut Vec<u8>, f: f64) {
 pub(crate) fn put_uuid(out: &mut Vec<u8>, b: &[u8; 16]) {
     // 254 × 256^15 ≤ u < 256^16 exactly when the first byte is 0xfe or 0xff.
     let hi = b[0] >= 0xfe;
-    let mut digits = *b;
+    let mut u = u128::from_be_bytes(*b);
     if hi {
-        digits[0] -= 0xfe;
+        u -= 0xfe << 120;
     }
-    // Long division by 254, one byte at a time.
-    let mut q = [0u8; 16];
-    let mut r: u32 = 0;
-    for (d, s) in q.iter_mut().zip(digits) {
-        let cur = (r << 8) | s as u32;
-        *d = (cur / 254) as u8;
-        r = cur % 254;
-    }
-    out.push(TAG_UUID + hi as u8);
-    // q < 256^15: its first byte is 0.
-    out.extend_from_slice(&q[1..]);
-    out.push(r as u8 + 1);
+    // u / 254 with three 64-bit divisions by a constant (each a multiply), not a u128 division.
+    let (h, l) = ((u >> 64) as u64, u as u64);
+    let (qh, rh) = (h / 254, h % 254);
+    let x = (rh << 32) | (l >> 32);
+    let (q1, r1) = (x / 254, x % 254);
+    let y = (r1 << 32) | (l & 0xffff_ffff);
+    let (q2, r) = (y / 254, y % 254);
+    let q = ((qh as u128) << 64) | ((q1 as u128) << 32) | q2 as u128;
+    let mut buf = [0u8; 17];
+    buf[0] = TAG_UUID + hi as u8;
+    // q < 256^15: its first byte is 0 and is not written.
+    buf[1..16].copy_from_slice(&q.to_be_bytes()[1..]);
+    buf[16] = r as u8 + 1;
+    out.extend_from_slice(&buf);
 }
 
 /// A string: each byte `b < 0xfc` as `b + 2`, each byte `b ≥ 0xfc` as `fe, b − 0xfa`, then
@@ -858,21 +860,16 @@ impl<'a> Reader<'a> {
             *d = s ^ self.mask;
         }
         let r = self.digit()?;
-        // u = q × 254 + r, computed byte by byte from the least significant end.
-        let mut out = [0u8; 16];
-        let mut carry: u32 = r as u32;
-        for i in (0..15).rev() {
-            let cur = q[i] as u32 * 254 + carry;
-            out[i + 1] = cur as u8;
-            carry = cur >> 8;
+        let mut qb = [0u8; 16];
+        qb[1..].copy_from_slice(&q);
+        // q < 256^15, so q × 254 + r < 254 × 256^15: no overflow.
+        let mut u = u128::from_be_bytes(qb) * 254 + r as u128;
+        if tag == TAG_UUID_HI {
+            u = u
+                .checked_add(0xfe << 120)
+                .ok_or_else(|| self.err(at, "uuid payload out of range"))?;
         }
-        // carry < 254 here, since q < 256^15.
-        let top = carry + if tag == TAG_UUID_HI { 0xfe } else { 0 };
-        if top > 0xff {
-            return Err(self.err(at, "uuid payload out of range"));
-        }
-        out[0] = top as u8;
-        Ok(out)
+        Ok(u.to_be_bytes())
     }
 
     pub(crate) fn sub_int(&mut self) -> Result<i128, DecodeError> {
