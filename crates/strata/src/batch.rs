@@ -102,10 +102,11 @@ impl Db {
 
     /// Runs `f` as an optimistic transaction: its reads are recorded, its writes buffered, and
     /// at the end everything commits atomically on the condition that every item read is
-    /// still as it was read. On a conflict `f` runs again (up to 100 attempts, then
-    /// [`Error::Conflict`]). `f` must not have side effects outside the transaction.
+    /// still as it was read. On a conflict `f` runs again after a short randomized back-off
+    /// (up to 1,000 attempts, then [`Error::Conflict`]). `f` must not have side effects outside
+    /// the transaction.
     pub fn transaction<T>(&self, mut f: impl FnMut(&mut Transaction) -> Result<T>) -> Result<T> {
-        const ATTEMPTS: u32 = 100;
+        const ATTEMPTS: u32 = 1000;
         for attempt in 0..ATTEMPTS {
             let mut tx = Transaction {
                 db: self,
@@ -116,17 +117,26 @@ impl Db {
             let out = f(&mut tx)?;
             match tx.commit() {
                 Ok(()) => return Ok(out),
-                Err(Error::Conflict { .. }) => {
-                    // Back off a little so that competing transactions interleave.
-                    if attempt > 2 {
-                        std::thread::yield_now();
-                    }
-                }
+                Err(Error::Conflict { .. }) => backoff(attempt),
                 Err(e) => return Err(e),
             }
         }
         Err(Error::Conflict { attempts: ATTEMPTS })
     }
+}
+
+/// Sleeps a random time that grows with the number of failed attempts (up to ~3 ms), so that
+/// transactions that keep colliding spread out instead of colliding again.
+fn backoff(attempt: u32) {
+    use std::hash::{BuildHasher, Hasher};
+    if attempt == 0 {
+        std::thread::yield_now();
+        return;
+    }
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u32(attempt);
+    let cap_us = 50u64 << attempt.min(6);
+    std::thread::sleep(std::time::Duration::from_micros(h.finish() % cap_us));
 }
 
 /// The state of one attempt of [`Db::transaction`].

@@ -202,6 +202,10 @@ impl<'a> Reader<'a> {
             }
             v |= ((b & 0x7f) as u128) << shift;
             if b & 0x80 == 0 {
+                // One encoding per value: a final 0x00 after other bytes is an overlong form.
+                if b == 0 && shift > 0 {
+                    return Err(self.err_at(start, "overlong varint"));
+                }
                 return Ok(v);
             }
         }
@@ -224,8 +228,8 @@ impl<'a> Reader<'a> {
             return Err(self.err(format!("nesting deeper than {MAX_DEPTH}")));
         }
         let n = self.count()?;
-        let mut m = BTreeMap::new();
-        let mut last: Option<String> = None;
+        // Names arrive sorted (checked below), so the map is built in bulk from a vector.
+        let mut entries: Vec<(String, Attr)> = Vec::with_capacity(n.min(64));
         for _ in 0..n {
             let at = self.pos;
             let len = self.count()?;
@@ -233,17 +237,16 @@ impl<'a> Reader<'a> {
             let name = std::str::from_utf8(raw)
                 .map_err(|_| self.err_at(at, "attribute name is not UTF-8"))?
                 .to_owned();
-            if last
-                .as_ref()
-                .is_some_and(|l| l.as_bytes() >= name.as_bytes())
+            if entries
+                .last()
+                .is_some_and(|(l, _)| l.as_bytes() >= name.as_bytes())
             {
                 return Err(self.err_at(at, format!("attribute {name:?} out of order or repeated")));
             }
             let a = self.attr(depth + 1)?;
-            last = Some(name.clone());
-            m.insert(name, a);
+            entries.push((name, a));
         }
-        Ok(Item(m))
+        Ok(Item(entries.into_iter().collect::<BTreeMap<_, _>>()))
     }
 
     fn attr(&mut self, depth: usize) -> Result<Attr, Error> {
@@ -384,13 +387,17 @@ pub(crate) mod tests {
         }
 
         #[test]
-        fn mutations_never_panic(item in arb_item(), at in any::<usize>(), b in any::<u8>(), cut in any::<usize>()) {
+        fn mutations_never_panic_and_decoding_is_canonical(item in arb_item(), at in any::<usize>(), b in any::<u8>(), cut in any::<usize>()) {
             let mut bytes = encode_item(&item);
             let i = at % bytes.len();
             bytes[i] = b;
-            let _ = decode_item(&bytes);
+            if let Ok(it) = decode_item(&bytes) {
+                prop_assert_eq!(encode_item(&it), bytes.clone());
+            }
             bytes.truncate(cut % (bytes.len() + 1));
-            let _ = decode_item(&bytes);
+            if let Ok(it) = decode_item(&bytes) {
+                prop_assert_eq!(encode_item(&it), bytes);
+            }
         }
     }
 

@@ -25,14 +25,18 @@ pub const CATALOG_ID: u64 = 0;
 /// Number of partition-hash values (`h` is in `0..HASH_SPACE`).
 pub const HASH_SPACE: u32 = 1 << 16;
 
-/// The partitioner to give the engine: the byte length of the first two tuple elements (the
-/// whole key when it has fewer, which Strata never writes).
+/// The partitioner to give the engine: the byte length of the first two tuple elements.
+///
+/// A key with fewer elements (Strata writes none; it only uses them as range bounds, such as
+/// the table prefix `(id)`) has no partition: 0. Returning its own length would tell the engine
+/// that a range starting there lies inside one partition, and a scan of `(id)`'s prefix would
+/// then read a single stripe.
 pub fn partition_prefix_len(key: &[u8]) -> usize {
-    native::prefix_len(key, 2).unwrap_or(key.len())
+    native::prefix_len(key, 2).unwrap_or(0)
 }
 
 /// The engine partitioner as a shareable closure.
-pub fn partitioner() -> Arc<dyn Fn(&[u8]) -> usize + Send + Sync> {
+pub fn partitioner() -> strata_lsm::Partitioner {
     Arc::new(partition_prefix_len)
 }
 
@@ -146,5 +150,29 @@ impl KeyLayout {
         self.codec
             .encode(&[Value::Int(self.id as i128), Value::Int(h as i128)])
             .map_err(|e| self.enc_err(e))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn partitioner_cuts_after_two_elements() {
+        let c = NativeCodec::new();
+        let k = c
+            .encode(&[
+                Value::Int(5),
+                Value::Int(7),
+                Value::from("p"),
+                Value::Int(1),
+            ])
+            .unwrap();
+        let p = c.encode(&[Value::Int(5), Value::Int(7)]).unwrap();
+        assert_eq!(partition_prefix_len(&k), p.len());
+        assert_eq!(partition_prefix_len(&p), p.len());
+        let table = c.encode(&[Value::Int(5)]).unwrap();
+        assert_eq!(partition_prefix_len(&table), 0);
+        assert_eq!(partition_prefix_len(b""), 0);
     }
 }

@@ -449,10 +449,14 @@ impl Table {
         limit: Option<usize>,
         mut keep: impl FnMut(&Item) -> bool,
     ) -> Result<Page> {
-        let snap = self.snapshot()?;
+        // The engine's range iterator reads one snapshot taken now (on the striped LSM, of the
+        // one stripe a single-partition range touches); checking the table after taking it
+        // means a table dropped later is still seen whole.
+        let iter = self.db.engine.range(range, dir)?;
+        self.check_live()?;
         let mut page = Page::default();
         let limit = limit.unwrap_or(usize::MAX);
-        for kv in snap.range(range, dir)? {
+        for kv in iter {
             let (_, v) = kv?;
             let item = decode_item(&v)?;
             if !keep(&item) {

@@ -5,7 +5,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use strata_key::{Tuple, Value};
-use strata_lsm::{Condition, Snapshot, WriteBatch};
+use strata_lsm::{Condition, WriteBatch};
 
 use crate::db::{Inner, TableDef};
 use crate::error::{Error, Result};
@@ -287,13 +287,5 @@ impl Table {
         let mut b = WriteBatch::new();
         b.delete(k.bytes);
         Ok(self.gated_write(b)??)
-    }
-
-    /// A snapshot of the engine, taken before checking that the table is still there (so a
-    /// table dropped later is seen whole).
-    pub(crate) fn snapshot(&self) -> Result<Arc<dyn Snapshot>> {
-        let s = self.db.engine.snapshot()?;
-        self.check_live()?;
-        Ok(s)
     }
 }

@@ -41,6 +41,13 @@ pub fn run_transfers(db: &Db, writers: usize, transfers_per_writer: usize) {
     }
     let done = AtomicBool::new(false);
     let reads = AtomicU64::new(0);
+    // Stops the readers even when a writer panics (else the scope would wait for them forever).
+    struct StopOnDrop<'a>(&'a AtomicBool);
+    impl Drop for StopOnDrop<'_> {
+        fn drop(&mut self) {
+            self.0.store(true, Ordering::Release);
+        }
+    }
     let transfers = std::thread::scope(|s| {
         let readers: Vec<_> = (0..2)
             .map(|r| {
@@ -91,15 +98,16 @@ pub fn run_transfers(db: &Db, writers: usize, transfers_per_writer: usize) {
                             tx.put(&t, &b2)?;
                             Ok(())
                         })
-                        .unwrap();
+                        .unwrap_or_else(|e| panic!("transfer {from} -> {to}: {e}"));
                         done += 1;
                     }
                     done
                 })
             })
             .collect();
+        let stop = StopOnDrop(&done);
         let n: u64 = writers.into_iter().map(|h| h.join().unwrap()).sum();
-        done.store(true, Ordering::Release);
+        drop(stop);
         for r in readers {
             r.join().unwrap();
         }

@@ -9,7 +9,7 @@ use proptest::prelude::*;
 use strata::Db;
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
 
     #[test]
     fn tables_agree_with_the_model(seed in any::<u64>()) {

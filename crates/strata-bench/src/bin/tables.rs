@@ -130,7 +130,14 @@ fn bench_strata(dir: &std::path::Path, parts: usize, per: usize, memory: bool) -
         }
         db.write(batch).expect("write");
     });
-    db.flush().expect("flush");
+    // Let the LSM reach a steady state before the reads (flush the memtables, then compact),
+    // so that reads do not race background compaction; reported apart from the load.
+    let settle = Instant::now();
+    db.compact().expect("compact");
+    eprintln!(
+        "strata: flush + compaction after the load took {:?}",
+        settle.elapsed()
+    );
     let mut rng = Rng(7);
     let gets = 100_000.min(n * 2);
     let get = timed(gets as u64, || {

@@ -332,14 +332,15 @@ pub fn run_case(seed: u64, mut db: Db, ops: usize, hook: Hook<'_>) {
             }
             1 => {
                 let r = t.put_if_not_exists(&item);
-                if model.items.contains_key(&mk) {
-                    assert!(
+                match model.items.entry(mk) {
+                    std::collections::hash_map::Entry::Occupied(_) => assert!(
                         matches!(r, Err(strata::Error::ConditionFailed { .. })),
                         "{r:?}"
-                    );
-                } else {
-                    r.unwrap();
-                    model.items.insert(mk, item);
+                    ),
+                    std::collections::hash_map::Entry::Vacant(v) => {
+                        r.unwrap();
+                        v.insert(item);
+                    }
                 }
             }
             _ => {
