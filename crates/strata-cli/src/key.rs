@@ -1,20 +1,187 @@
-//! `strata key` (being built: see its issue).
+//! `strata key`: encode, decode and stripe keys.
 
-use clap::Args;
+use std::io::{BufRead, Write};
+
+use clap::{Args, Subcommand, ValueEnum};
+use strata_key::codec::native::{NativeCodec, Order};
+use strata_key::json::{tuple_from_json, tuple_to_json};
+use strata_key::TupleCodec;
 
 use crate::CliError;
 
 /// Arguments of `strata key`.
 #[derive(Args)]
 pub struct KeyArgs {
-    /// Arguments (not yet parsed).
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
-    rest: Vec<String>,
+    #[command(subcommand)]
+    command: KeyCommand,
+}
+
+#[derive(Subcommand)]
+enum KeyCommand {
+    /// Encode a tuple (a JSON array) and print its lowercase hex. Without TUPLE, encode one JSON
+    /// array per stdin line.
+    Encode {
+        #[command(flatten)]
+        codec: CodecArgs,
+        /// The tuple, as a JSON array (typed values as objects: {"t":"bytes","hex":"00ff"}).
+        tuple: Option<String>,
+    },
+    /// Decode a hex key and print the tuple as a JSON array. Without HEX, decode one hex string
+    /// per stdin line.
+    Decode {
+        #[command(flatten)]
+        codec: CodecArgs,
+        /// Print every element in the typed form.
+        #[arg(long)]
+        typed: bool,
+        /// The key in hex.
+        hex: Option<String>,
+    },
+    /// Print the KeystoneDB stripe (crc32 % 256) of a partition key.
+    Stripe {
+        /// The partition key (UTF-8, or hex with --hex).
+        pk: String,
+        /// PK is hex.
+        #[arg(long)]
+        hex: bool,
+    },
+}
+
+#[derive(Args)]
+struct CodecArgs {
+    /// The codec.
+    #[arg(long, value_enum, default_value_t = CodecName::Native)]
+    codec: CodecName,
+    /// Field specs, comma separated: `type[:desc][:nulls_last]` (required for skv; for native
+    /// only the modifiers matter and the type may be omitted or `any`).
+    #[arg(long)]
+    schema: Option<String>,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum CodecName {
+    Native,
+    Centidb,
+    Fdb,
+    Skv,
+}
+
+fn native_orders(schema: &str) -> Result<Vec<Order>, CliError> {
+    schema
+        .split(',')
+        .enumerate()
+        .map(|(i, spec)| {
+            let mut o = Order::default();
+            for (j, part) in spec.split(':').map(str::trim).enumerate() {
+                match part {
+                    "desc" => o.descending = true,
+                    "asc" => o.descending = false,
+                    "nulls_last" => o.nulls_last = true,
+                    "nulls_first" => o.nulls_last = false,
+                    _ if j == 0 => {} // a type name: native keys are self-describing
+                    other => {
+                        return Err(CliError::input(format!(
+                            "--schema field {i}: unknown modifier {other:?} (expected desc, asc, nulls_last, nulls_first)"
+                        )))
+                    }
+                }
+            }
+            Ok(o)
+        })
+        .collect()
+}
+
+fn make_codec(args: &CodecArgs) -> Result<Box<dyn TupleCodec>, CliError> {
+    Ok(match args.codec {
+        CodecName::Native => Box::new(match &args.schema {
+            Some(s) => NativeCodec::with_orders(native_orders(s)?),
+            None => NativeCodec::new(),
+        }),
+        CodecName::Centidb => Box::new(strata_key::codec::centidb::CentidbCodec::new()),
+        CodecName::Fdb => Box::new(strata_key::codec::fdb::FdbCodec::new()),
+        CodecName::Skv => {
+            let s = args.schema.as_deref().ok_or_else(|| {
+                CliError::input("--codec skv needs --schema (e.g. 'string,int32:desc')")
+            })?;
+            let schema = strata_key::codec::skv::SkvSchema::parse(s)
+                .map_err(|e| CliError::input(format!("--schema: {e}")))?;
+            Box::new(strata_key::codec::skv::SkvCodec::new(schema))
+        }
+    })
+}
+
+/// Runs `f` on the argument, or on every stdin line; prints one output line per input.
+fn each_input(
+    arg: Option<String>,
+    mut f: impl FnMut(&str) -> Result<String, String>,
+) -> Result<u8, CliError> {
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    let mut emit = |line: String| -> Result<(), CliError> {
+        match writeln!(out, "{line}") {
+            Ok(()) => Ok(()),
+            // A closed pipe (e.g. `| head`) is not an error worth a message.
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Err(CliError {
+                code: 0,
+                message: String::new(),
+            }),
+            Err(e) => Err(e.into()),
+        }
+    };
+    match arg {
+        Some(a) => emit(f(&a).map_err(CliError::input)?)?,
+        None => {
+            for (n, line) in std::io::stdin().lock().lines().enumerate() {
+                let line = line?;
+                let r = f(line.trim_end_matches('\r'))
+                    .map_err(|e| CliError::input(format!("line {}: {e}", n + 1)))?;
+                emit(r)?;
+            }
+        }
+    }
+    out.flush().or_else(|e| {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            Ok(())
+        } else {
+            Err(e)
+        }
+    })?;
+    Ok(0)
 }
 
 /// Runs `strata key`.
-pub fn run(_args: KeyArgs) -> Result<u8, CliError> {
-    Err(CliError::failure(
-        "strata key is not available in this build yet",
-    ))
+pub fn run(args: KeyArgs) -> Result<u8, CliError> {
+    let result = match args.command {
+        KeyCommand::Encode { codec, tuple } => {
+            let c = make_codec(&codec)?;
+            each_input(tuple, |text| {
+                let j: serde_json::Value =
+                    serde_json::from_str(text).map_err(|e| format!("invalid JSON: {e}"))?;
+                let t = tuple_from_json(&j).map_err(|e| format!("invalid tuple at {e}"))?;
+                let k = c.encode(&t).map_err(|e| format!("cannot encode: {e}"))?;
+                Ok(hex::encode(k))
+            })
+        }
+        KeyCommand::Decode { codec, typed, hex } => {
+            let c = make_codec(&codec)?;
+            each_input(hex, |text| {
+                let bytes = hex::decode(text.trim()).map_err(|e| format!("invalid hex: {e}"))?;
+                let t = c.decode(&bytes).map_err(|e| e.to_string())?;
+                Ok(tuple_to_json(&t, typed).to_string())
+            })
+        }
+        KeyCommand::Stripe { pk, hex } => {
+            let bytes = if hex {
+                hex::decode(pk.trim()).map_err(|e| CliError::input(format!("invalid hex: {e}")))?
+            } else {
+                pk.into_bytes()
+            };
+            println!("{}", strata_key::keystone::stripe(&bytes));
+            Ok(0)
+        }
+    };
+    match result {
+        Err(e) if e.code == 0 && e.message.is_empty() => Ok(0),
+        other => other,
+    }
 }

@@ -17,6 +17,8 @@
 pub mod codec;
 pub mod error;
 pub mod json;
+pub mod keystone;
+pub mod namespace;
 pub mod range;
 pub mod time;
 pub mod value;

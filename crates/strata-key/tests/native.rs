@@ -289,3 +289,44 @@ proptest! {
         prop_assert_eq!(NativeCodec::new().encode(&t).unwrap(), ka);
     }
 }
+
+#[test]
+fn descending_string_prefixes() {
+    let c = NativeCodec::with_orders(vec![Order::DESC, Order::DESC]);
+    for (a, b) in [("a", "a\0"), ("a", "a\u{1}"), ("", "\0")] {
+        let ka = c.encode(&[Value::from(a)]).unwrap();
+        let kb = c.encode(&[Value::from(b)]).unwrap();
+        assert!(
+            kb < ka,
+            "desc: {a:?} must sort after {b:?}: {} vs {}",
+            hex::encode(&ka),
+            hex::encode(&kb)
+        );
+        let ka = c.encode(&[Value::from(a), Value::Int(1)]).unwrap();
+        let kb = c.encode(&[Value::from(b), Value::Int(1)]).unwrap();
+        assert!(kb < ka, "desc with a following element: {a:?} vs {b:?}");
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 3000, ..ProptestConfig::default() })]
+
+    /// Strings where one extends the other (the case a non-prefix-free string code gets wrong
+    /// under a descending order), followed or not by another element.
+    #[test]
+    fn string_extensions_keep_order(a in bytes_strategy(), ext in bytes_strategy(), t in text_strategy(),
+                                    text_ext in text_strategy(), tail in proptest::option::of(leaf()), o in orders()) {
+        let mut b = a.clone();
+        b.extend(&ext);
+        let mut u = t.clone();
+        u.push_str(&text_ext);
+        let c = NativeCodec::with_orders(o.clone());
+        for (x, y) in [(Value::Bytes(a.clone()), Value::Bytes(b.clone())), (Value::Text(t.clone()), Value::Text(u.clone()))] {
+            let mut tx = Tuple(vec![x]);
+            let mut ty = Tuple(vec![y]);
+            if let Some(v) = &tail { tx.push(v.clone()); ty.push(v.clone()); }
+            let (kx, ky) = (c.encode(&tx).unwrap(), c.encode(&ty).unwrap());
+            prop_assert_eq!(kx.cmp(&ky), model_cmp(&tx, &ty, &o));
+        }
+    }
+}

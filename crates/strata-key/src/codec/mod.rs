@@ -11,6 +11,7 @@
 
 pub mod centidb;
 pub mod fdb;
+mod float;
 pub mod native;
 pub mod native_serde;
 pub mod skv;

@@ -46,9 +46,10 @@ use serde::de::{self, DeserializeSeed, EnumAccess, SeqAccess, VariantAccess, Vis
 use serde::ser::{self, Serialize};
 
 use super::native::{
-    encode_int, ordered_f32, ordered_f64, put_escaped, unordered_f32, unordered_f64, Order, Reader,
-    MAX_DEPTH, TAG_BYTES, TAG_END, TAG_F32, TAG_F64, TAG_FALSE, TAG_INT_MAX, TAG_INT_MIN,
-    TAG_NULL_FIRST, TAG_NULL_LAST, TAG_TEXT, TAG_TIME, TAG_TRUE, TAG_TUPLE, TAG_UUID, TRAILER,
+    encode_int, ordered_f32, put_escaped, put_f64, unordered_f32, Order, Reader, MAX_DEPTH,
+    TAG_BYTES, TAG_END, TAG_F32, TAG_F64, TAG_F64_HI, TAG_FALSE, TAG_INT_MAX, TAG_INT_MIN,
+    TAG_NULL_FIRST, TAG_NULL_LAST, TAG_TEXT, TAG_TIME, TAG_TRUE, TAG_TUPLE, TAG_UUID, TAG_UUID_HI,
+    TRAILER,
 };
 use crate::error::DecodeError;
 
@@ -118,8 +119,8 @@ pub fn to_key_into<T: Serialize + ?Sized>(
     value.serialize(&mut s)
 }
 
-/// Decodes a native key into `T`. Strings borrow from `bytes` when `T` allows it and the
-/// string holds no escaped byte.
+/// Decodes a native key into `T` (strings are decoded into owned `String`s / byte buffers:
+/// the format shifts string bytes, so nothing can be borrowed).
 pub fn from_key<'de, T: serde::Deserialize<'de>>(bytes: &'de [u8]) -> Result<T> {
     let mut d = KeyDeserializer {
         r: Reader::new(bytes),
@@ -364,11 +365,7 @@ impl<'s, 'a> ser::Serializer for &'s mut KeySerializer<'a> {
         })
     }
     fn serialize_f64(self, v: f64) -> Result<()> {
-        self.scalar(false, |o| {
-            o.push(TAG_F64);
-            o.extend_from_slice(&ordered_f64(v).to_be_bytes());
-            o.push(TRAILER);
-        })
+        self.scalar(false, |o| put_f64(o, v))
     }
     fn serialize_char(self, v: char) -> Result<()> {
         let mut buf = [0u8; 4];
@@ -553,7 +550,7 @@ impl<'de> KeyDeserializer<'de> {
                 .into());
         }
         self.r.pos += 1;
-        let s = self.r.escaped_cow()?;
+        let s = Cow::Owned(self.r.escaped()?);
         self.end_element();
         Ok(s)
     }
@@ -745,7 +742,7 @@ impl<'de> de::Deserializer<'de> for &mut KeyDeserializer<'de> {
         }
         let tag = self.begin_element()?;
         match tag {
-            TAG_NULL_FIRST | TAG_NULL_LAST => {
+            t if self.is_null_tag(t) => {
                 self.r.pos += 1;
                 self.end_element();
                 visitor.visit_unit()
@@ -766,17 +763,12 @@ impl<'de> de::Deserializer<'de> for &mut KeyDeserializer<'de> {
                 }
             }
             TAG_F32 => self.deserialize_f32(visitor),
-            TAG_F64 => self.deserialize_f64(visitor),
+            TAG_F64 | TAG_F64_HI => self.deserialize_f64(visitor),
             TAG_TEXT => self.deserialize_str(visitor),
             TAG_BYTES => self.deserialize_bytes(visitor),
-            TAG_UUID => {
+            TAG_UUID | TAG_UUID_HI => {
                 self.r.pos += 1;
-                let b = self.r.take(16)?;
-                let mut a = [0u8; 16];
-                for (d, s) in a.iter_mut().zip(b) {
-                    *d = s ^ self.r.mask;
-                }
-                self.r.trailer()?;
+                let a = self.r.uuid_after_tag(tag)?;
                 self.end_element();
                 visitor.visit_bytes(&a)
             }
@@ -845,7 +837,7 @@ impl<'de> de::Deserializer<'de> for &mut KeyDeserializer<'de> {
 
     fn deserialize_f64<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
         let tag = self.begin_element()?;
-        if tag != TAG_F64 {
+        if tag != TAG_F64 && tag != TAG_F64_HI {
             return Err(self
                 .r
                 .err(
@@ -855,13 +847,9 @@ impl<'de> de::Deserializer<'de> for &mut KeyDeserializer<'de> {
                 .into());
         }
         self.r.pos += 1;
-        let b = self.r.take(8)?;
-        let mut a = [0u8; 8];
-        a.copy_from_slice(b);
-        let u = u64::from_be_bytes(a) ^ u64::from_ne_bytes([self.r.mask; 8]);
-        self.r.trailer()?;
+        let f = self.r.f64_after_tag(tag)?;
         self.end_element();
-        visitor.visit_f64(unordered_f64(u))
+        visitor.visit_f64(f)
     }
 
     fn deserialize_char<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
@@ -886,7 +874,7 @@ impl<'de> de::Deserializer<'de> for &mut KeyDeserializer<'de> {
     }
 
     fn deserialize_bytes<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
-        if self.level >= 1 && self.peek_top_tag()? == TAG_UUID {
+        if self.level >= 1 && matches!(self.peek_top_tag()?, TAG_UUID | TAG_UUID_HI) {
             return self.deserialize_any(visitor);
         }
         match self.string(TAG_BYTES)? {
@@ -901,7 +889,7 @@ impl<'de> de::Deserializer<'de> for &mut KeyDeserializer<'de> {
 
     fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
         let tag = self.begin_element()?;
-        if tag == TAG_NULL_FIRST || tag == TAG_NULL_LAST {
+        if self.is_null_tag(tag) {
             self.r.pos += 1;
             self.end_element();
             visitor.visit_none()
@@ -912,7 +900,7 @@ impl<'de> de::Deserializer<'de> for &mut KeyDeserializer<'de> {
 
     fn deserialize_unit<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
         let tag = self.begin_element()?;
-        if tag == TAG_NULL_FIRST || tag == TAG_NULL_LAST {
+        if self.is_null_tag(tag) {
             self.r.pos += 1;
             self.end_element();
             visitor.visit_unit()
@@ -959,7 +947,7 @@ impl<'de> de::Deserializer<'de> for &mut KeyDeserializer<'de> {
 
     fn deserialize_map<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
         let kind = self.open()?;
-        let v = visitor.visit_map(Map { d: self, kind })?;
+        let v = visitor.visit_map(Seq { d: self, kind })?;
         self.close(kind)?;
         Ok(v)
     }
@@ -1016,6 +1004,11 @@ impl<'de> de::Deserializer<'de> for &mut KeyDeserializer<'de> {
 }
 
 impl<'de> KeyDeserializer<'de> {
+    /// NULL tags: nulls-last only at the top level (inside tuples NULL always sorts first).
+    fn is_null_tag(&self, tag: u8) -> bool {
+        tag == TAG_NULL_FIRST || (tag == TAG_NULL_LAST && self.level < 2)
+    }
+
     fn peek_top_tag(&mut self) -> Result<u8> {
         if self.level >= 2 {
             self.peek_tag()
@@ -1026,23 +1019,11 @@ impl<'de> KeyDeserializer<'de> {
     }
 }
 
-struct Map<'a, 'de> {
-    d: &'a mut KeyDeserializer<'de>,
-    kind: SeqKind,
-}
-
-impl<'de> de::MapAccess<'de> for Map<'_, 'de> {
+/// Maps are tuples of alternating keys and values: the same sequence access.
+impl<'de> de::MapAccess<'de> for Seq<'_, 'de> {
     type Error = KeySerdeError;
     fn next_key_seed<K: DeserializeSeed<'de>>(&mut self, seed: K) -> Result<Option<K::Value>> {
-        let more = match self.kind {
-            SeqKind::Top => !self.d.r.at_end(),
-            _ => self.d.peek_tag()? != TAG_END,
-        };
-        if more {
-            seed.deserialize(&mut *self.d).map(Some)
-        } else {
-            Ok(None)
-        }
+        self.next_element_seed(seed)
     }
     fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value> {
         seed.deserialize(&mut *self.d)
@@ -1147,7 +1128,7 @@ mod tests {
     #[test]
     fn borrowed_strings_and_errors() {
         let k = to_key(&("plain", 1u8)).unwrap();
-        let (s, _): (&str, u8) = from_key(&k).unwrap();
+        let (s, _): (String, u8) = from_key(&k).unwrap();
         assert_eq!(s, "plain");
         assert!(from_key::<(String, u8, u8)>(&k).is_err());
         assert!(matches!(

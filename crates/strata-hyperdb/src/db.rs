@@ -1,0 +1,582 @@
+//! The database: a single-writer hyperdb over one hypercore feed (`DIR/source/`).
+
+use std::cell::RefCell;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::sync::Arc;
+
+use prost::Message;
+
+use crate::cache::NodeCache;
+use crate::error::{Error, Result};
+use crate::messages::{self, Entry};
+use crate::node::{Inflation, Node};
+use crate::path;
+use crate::sleep::{crypto, Feed, FeedFiles, KeyPair};
+use crate::snapshot::Snapshot;
+use crate::trie::{Pointer, Trie};
+
+/// Options of [`Hyperdb::create`].
+#[derive(Clone, Default)]
+pub struct CreateOptions {
+    /// The key pair of the source feed; a new random one when `None`.
+    pub key_pair: Option<KeyPair>,
+    /// Give the database a content feed (hyperdb's `{contentFeed: true}`), whose key is derived
+    /// from the source secret key and written into the first InflatedEntry.
+    pub content_feed: bool,
+}
+
+/// Options of [`Hyperdb::put_with`].
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PutOptions {
+    /// Write nothing and return the existing node when the key already has one (hyperdb's
+    /// `ifNotExists`; a tombstone counts as existing, as in the reference).
+    pub if_not_exists: bool,
+}
+
+/// One operation of [`Hyperdb::batch`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum BatchOp {
+    /// Put `value` (`None` = a null value) at `key`.
+    Put {
+        /// Key (normalised on use).
+        key: String,
+        /// Value, or `None` for a null put.
+        value: Option<Vec<u8>>,
+    },
+    /// Write a tombstone at `key`.
+    Del {
+        /// Key (normalised on use).
+        key: String,
+    },
+}
+
+/// A registered watcher: fires when the newest node under its prefix changes.
+struct WatchState {
+    path: Vec<u8>,
+    last: Vec<(u64, u64)>,
+    tx: mpsc::Sender<()>,
+}
+
+/// A hyperdb database (single writer).
+pub struct Hyperdb {
+    feed: Feed,
+    cache: RefCell<NodeCache>,
+    /// Nodes of a batch being built (seq >= feed length), readable before they are appended.
+    pending: RefCell<Vec<Arc<Node>>>,
+    /// Seq of the latest InflatedEntry (0: none yet, the next entry must be one).
+    inflate: u64,
+    content_feed: Option<[u8; 32]>,
+    watchers: RefCell<Vec<WatchState>>,
+    dir: Option<PathBuf>,
+}
+
+impl Hyperdb {
+    /// Creates a database in `dir` (`dir/source/` holds the feed), as `hyperdb('DIR')` does.
+    pub fn create(dir: &Path, opts: CreateOptions) -> Result<Hyperdb> {
+        let source = dir.join("source");
+        if source.join("key").exists() {
+            return Err(Error::Invalid(format!(
+                "{} already holds a database",
+                dir.display()
+            )));
+        }
+        let files = FeedFiles::disk(&source, true, true).map_err(|e| Error::io(&source, e))?;
+        let mut db = Hyperdb::create_in(files, opts, Some(dir))?;
+        db.dir = Some(dir.to_path_buf());
+        Ok(db)
+    }
+
+    /// Creates a database whose feed lives in memory.
+    pub fn memory(opts: CreateOptions) -> Result<Hyperdb> {
+        Hyperdb::create_in(FeedFiles::memory(), opts, None)
+    }
+
+    /// Creates a database over the given (empty) feed files; content feed files go under `dir`.
+    pub fn create_in(files: FeedFiles, opts: CreateOptions, dir: Option<&Path>) -> Result<Hyperdb> {
+        let kp = match opts.key_pair {
+            Some(kp) => kp,
+            None => KeyPair::generate()?,
+        };
+        let public = kp.public_key();
+        let secret = kp.secret_key();
+        let mut feed = Feed::create(files, Some(kp), public, true)?;
+        let mut content_feed = None;
+        if opts.content_feed {
+            let ckp = KeyPair::from_seed(&crypto::content_feed_seed(&secret));
+            let ckey = ckp.public_key();
+            if let Some(dir) = dir {
+                let hexdk: String = crypto::discovery_key(&public)
+                    .iter()
+                    .map(|b| format!("{b:02x}"))
+                    .collect();
+                let cdir = dir.join("content").join(hexdk);
+                let cfiles = FeedFiles::disk(&cdir, true, true).map_err(|e| Error::io(&cdir, e))?;
+                Feed::create(cfiles, Some(ckp), ckey, false)?;
+            }
+            content_feed = Some(ckey);
+        }
+        feed.append(&[messages::header_block()])?;
+        Ok(Hyperdb {
+            feed,
+            cache: Default::default(),
+            pending: Default::default(),
+            inflate: 0,
+            content_feed,
+            watchers: Default::default(),
+            dir: None,
+        })
+    }
+
+    /// Opens the database in `dir`: writable when `dir/source/secret_key` holds the key,
+    /// otherwise read-only.
+    pub fn open(dir: &Path) -> Result<Hyperdb> {
+        Hyperdb::open_with(dir, true)
+    }
+
+    /// Opens the database in `dir` read-only (the secret key is not read, nothing is written).
+    pub fn open_read_only(dir: &Path) -> Result<Hyperdb> {
+        Hyperdb::open_with(dir, false)
+    }
+
+    fn open_with(dir: &Path, writable: bool) -> Result<Hyperdb> {
+        let source = dir.join("source");
+        if !source.join("key").exists() {
+            return Err(Error::Invalid(format!(
+                "no database in {} (missing source/key)",
+                dir.display()
+            )));
+        }
+        let files = FeedFiles::disk(&source, false, writable).map_err(|e| Error::io(&source, e))?;
+        let mut db = Hyperdb::open_files(files, writable)?;
+        db.dir = Some(dir.to_path_buf());
+        Ok(db)
+    }
+
+    /// Recomputes the merkle tree of `dir/source/` and checks every signature, without decoding
+    /// any entry. Returns the number of signatures checked.
+    pub fn verify_dir(dir: &Path) -> Result<u64> {
+        let source = dir.join("source");
+        if !source.join("key").exists() {
+            return Err(Error::Invalid(format!(
+                "no database in {} (missing source/key)",
+                dir.display()
+            )));
+        }
+        let files = FeedFiles::disk(&source, false, false).map_err(|e| Error::io(&source, e))?;
+        Feed::open(files, false)?.verify()
+    }
+
+    /// Opens a database over existing feed files.
+    pub fn open_files(files: FeedFiles, writable: bool) -> Result<Hyperdb> {
+        let feed = Feed::open(files, writable)?;
+        let mut db = Hyperdb {
+            feed,
+            cache: Default::default(),
+            pending: Default::default(),
+            inflate: 0,
+            content_feed: None,
+            watchers: Default::default(),
+            dir: None,
+        };
+        if db.feed.len() >= 2 {
+            let head = db.node(db.feed.len() - 1)?;
+            if head.inflate == 0 || head.inflate > head.seq {
+                return Err(Error::InvalidNode {
+                    seq: head.seq,
+                    reason: format!("inflate {} does not name an earlier block", head.inflate),
+                });
+            }
+            let block = db.feed.get(head.inflate)?;
+            let inflated = Entry::decode(block.as_slice())
+                .map_err(|e| Error::decode(format!("block {}", head.inflate), 0, e.to_string()))?;
+            if let Some(first) = inflated.feeds.first() {
+                if first.key != db.feed.public_key() {
+                    return Err(Error::InvalidNode {
+                        seq: head.inflate,
+                        reason: "the first feed of the InflatedEntry is not the source feed".into(),
+                    });
+                }
+            }
+            db.content_feed = inflated.content_feed.and_then(|k| k.try_into().ok());
+            db.inflate = head.inflate;
+        }
+        Ok(db)
+    }
+
+    /// The directory, for databases on disk.
+    pub fn dir(&self) -> Option<&Path> {
+        self.dir.as_deref()
+    }
+
+    /// The source feed.
+    pub fn feed(&self) -> &Feed {
+        &self.feed
+    }
+
+    /// The database key (the source feed's public key).
+    pub fn key(&self) -> [u8; 32] {
+        self.feed.public_key()
+    }
+
+    /// The discovery key of the source feed.
+    pub fn discovery_key(&self) -> [u8; 32] {
+        crypto::discovery_key(&self.feed.public_key())
+    }
+
+    /// The content feed key, when the database has one.
+    pub fn content_feed_key(&self) -> Option<[u8; 32]> {
+        self.content_feed
+    }
+
+    /// True when this process can write.
+    pub fn writable(&self) -> bool {
+        self.feed.writable()
+    }
+
+    /// Number of feed blocks (header included).
+    pub fn len(&self) -> u64 {
+        self.feed.len()
+    }
+
+    /// True when the database holds no entry (only the header, or nothing).
+    pub fn is_empty(&self) -> bool {
+        self.feed.len() < 2
+    }
+
+    /// Raw block `seq` of the source feed.
+    pub fn block(&self, seq: u64) -> Result<Vec<u8>> {
+        self.feed.get(seq)
+    }
+
+    /// The decoded node at `seq` (>= 1).
+    pub fn node(&self, seq: u64) -> Result<Arc<Node>> {
+        let len = self.feed.len();
+        if seq >= len {
+            let pending = self.pending.borrow();
+            if let Some(n) = pending.get((seq - len) as usize) {
+                return Ok(n.clone());
+            }
+            return Err(Error::OutOfRange { seq, length: len });
+        }
+        if seq == 0 {
+            return Err(Error::InvalidNode {
+                seq: 0,
+                reason: "block 0 is the header, not a node".into(),
+            });
+        }
+        if let Some(n) = self.cache.borrow().get(seq) {
+            return Ok(n);
+        }
+        let block = self.feed.get(seq)?;
+        let node = Arc::new(Node::decode(0, seq, &block)?);
+        self.cache.borrow_mut().insert(node.clone());
+        Ok(node)
+    }
+
+    /// Follows a trie pointer.
+    pub(crate) fn resolve(&self, p: Pointer) -> Result<Arc<Node>> {
+        if p.feed != 0 {
+            return Err(Error::InvalidNode {
+                seq: p.seq,
+                reason: format!(
+                    "pointer to feed {}, and this single-writer database has only feed 0",
+                    p.feed
+                ),
+            });
+        }
+        self.node(p.seq)
+    }
+
+    /// The newest node (the single head), if any.
+    pub fn head(&self) -> Result<Option<Arc<Node>>> {
+        let n = self.feed.len() + self.pending.borrow().len() as u64;
+        if n < 2 {
+            return Ok(None);
+        }
+        self.node(n - 1).map(Some)
+    }
+
+    /// A read view of the current state.
+    pub fn snapshot(&self) -> Snapshot<'_> {
+        let n = self.feed.len();
+        Snapshot::new(self, if n >= 2 { Some(n - 1) } else { None })
+    }
+
+    /// A read-only view at `version` (as returned by [`Snapshot::version`]; empty = the empty db).
+    pub fn checkout(&self, version: &[u8]) -> Result<Snapshot<'_>> {
+        if version.is_empty() {
+            return Ok(Snapshot::new(self, None));
+        }
+        if version.len() < 33 {
+            return Err(Error::Invalid(
+                "a version is a 32-byte feed key and a varint seq".into(),
+            ));
+        }
+        if version[..32] != self.key() {
+            return Err(Error::Invalid(
+                "the version names another feed (Invalid version)".into(),
+            ));
+        }
+        let mut pos = 32;
+        let seq = crate::varint::decode(version, &mut pos)
+            .map_err(|e| Error::Invalid(e.as_str().into()))?;
+        if pos != version.len() {
+            return Err(Error::Invalid(
+                "a multi-writer version (several heads) is not supported".into(),
+            ));
+        }
+        self.checkout_seq(seq)
+    }
+
+    /// A read-only view whose head is block `seq` (0 = the empty database).
+    pub fn checkout_seq(&self, seq: u64) -> Result<Snapshot<'_>> {
+        if seq >= self.feed.len() {
+            return Err(Error::OutOfRange {
+                seq,
+                length: self.feed.len(),
+            });
+        }
+        Ok(Snapshot::new(self, if seq >= 1 { Some(seq) } else { None }))
+    }
+
+    /// The nodes of `key` in the current state (hyperdb `get`; tombstones hidden).
+    pub fn get(&self, key: &str) -> Result<Option<Arc<Node>>> {
+        self.snapshot().get(key)
+    }
+
+    /// Puts `value` at `key`.
+    pub fn put(&mut self, key: &str, value: &[u8]) -> Result<Arc<Node>> {
+        self.write(key, Some(value), false, PutOptions::default())
+    }
+
+    /// Puts with options; `value` `None` writes a null value (neither value nor tombstone).
+    pub fn put_with(
+        &mut self,
+        key: &str,
+        value: Option<&[u8]>,
+        opts: PutOptions,
+    ) -> Result<Arc<Node>> {
+        self.write(key, value, false, opts)
+    }
+
+    /// Writes a tombstone at `key` (even when the key does not exist, as the reference does).
+    pub fn del(&mut self, key: &str) -> Result<Arc<Node>> {
+        self.write(key, None, true, PutOptions::default())
+    }
+
+    fn check_writable(&self) -> Result<()> {
+        if !self.feed.writable() {
+            return Err(Error::ReadOnly("opened without the secret key"));
+        }
+        if self.inflate == 0 && self.feed.len() >= 2 {
+            return Err(Error::ReadOnly("no InflatedEntry found"));
+        }
+        Ok(())
+    }
+
+    fn write(
+        &mut self,
+        key: &str,
+        value: Option<&[u8]>,
+        delete: bool,
+        opts: PutOptions,
+    ) -> Result<Arc<Node>> {
+        self.check_writable()?;
+        let key = path::normalize(key);
+        let (node, existing) = self.build(key, value, delete)?;
+        if opts.if_not_exists {
+            if let Some(e) = existing {
+                if e.key == key {
+                    return Ok(e);
+                }
+            }
+        }
+        let block = self.encode_next(&node);
+        self.feed.append(&[block])?;
+        let node = Arc::new(node);
+        self.after_append(std::slice::from_ref(&node));
+        Ok(node)
+    }
+
+    /// Applies `ops` as one atomic append (one signature), like hyperdb's `batch`.
+    pub fn batch(&mut self, ops: &[BatchOp]) -> Result<Vec<Arc<Node>>> {
+        self.check_writable()?;
+        let saved_inflate = self.inflate;
+        let result = self.batch_inner(ops);
+        self.pending.borrow_mut().clear();
+        if result.is_err() {
+            self.inflate = saved_inflate;
+        }
+        result
+    }
+
+    fn batch_inner(&mut self, ops: &[BatchOp]) -> Result<Vec<Arc<Node>>> {
+        let mut blocks = Vec::with_capacity(ops.len());
+        for op in ops {
+            let (key, value, delete) = match op {
+                BatchOp::Put { key, value } => (key.as_str(), value.as_deref(), false),
+                BatchOp::Del { key } => (key.as_str(), None, true),
+            };
+            let (node, _) = self.build(path::normalize(key), value, delete)?;
+            blocks.push(self.encode_next(&node));
+            self.pending.borrow_mut().push(Arc::new(node));
+        }
+        self.feed.append(&blocks)?;
+        let nodes: Vec<Arc<Node>> = std::mem::take(&mut *self.pending.borrow_mut());
+        self.after_append(&nodes);
+        Ok(nodes)
+    }
+
+    /// Encodes `node` (the next entry), as an InflatedEntry when none was written yet.
+    fn encode_next(&mut self, node: &Node) -> Vec<u8> {
+        if node.inflate == node.seq && self.inflate != node.seq {
+            self.inflate = node.seq;
+            let feeds = [self.feed.public_key()];
+            let inf = Inflation {
+                feeds: &feeds,
+                content_feed: self.content_feed,
+            };
+            node.encode(Some(&inf))
+        } else {
+            node.encode(None)
+        }
+    }
+
+    fn after_append(&self, nodes: &[Arc<Node>]) {
+        {
+            let mut cache = self.cache.borrow_mut();
+            for n in nodes {
+                cache.insert(n.clone());
+            }
+        }
+        self.notify_watchers();
+    }
+
+    /// Builds the next node for `key` (hyperdb's `put.js`), returning it and the final head of
+    /// the walk (what `ifNotExists` compares with).
+    fn build(
+        &self,
+        key: &str,
+        value: Option<&[u8]>,
+        delete: bool,
+    ) -> Result<(Node, Option<Arc<Node>>)> {
+        let path = path::hash(key, true);
+        let seq = self.feed.len() + self.pending.borrow().len() as u64;
+        let head = self.head()?;
+        let mut trie = Trie::new();
+        let mut last = head.clone();
+        if let Some(mut head) = head {
+            let mut i = 0;
+            while i < path.len() {
+                let val = path[i];
+                let bucket = head.trie.get(i);
+                let mut deferred: Vec<(u8, Pointer)> = Vec::new();
+                if let Some(b) = bucket {
+                    for (v, ptrs) in b.iter().enumerate() {
+                        let v = v as u8;
+                        if v == val && val != path::TERMINATOR {
+                            continue;
+                        }
+                        for &p in ptrs {
+                            if val == path::TERMINATOR {
+                                deferred.push((v, p));
+                            } else {
+                                trie.push(i, v, p);
+                            }
+                        }
+                    }
+                }
+                let head_val = head.path.get(i).copied();
+                let same = head_val == Some(val) && (val < path::TERMINATOR || head.key == key);
+                if !same {
+                    let Some(hv) = head_val else {
+                        return Err(Error::InvalidNode {
+                            seq: head.seq,
+                            reason: format!(
+                                "reached by a trie pointer at index {i}, past the end of its path"
+                            ),
+                        });
+                    };
+                    trie.push(
+                        i,
+                        hv,
+                        Pointer {
+                            feed: 0,
+                            seq: head.seq,
+                        },
+                    );
+                }
+                // The reference checks these pointers asynchronously, so they land after the head.
+                for (v, p) in deferred {
+                    if self.resolve(p)?.key != key {
+                        trie.push(i, v, p);
+                    }
+                }
+                if same {
+                    i += 1;
+                    continue;
+                }
+                let Some(&next) = bucket.and_then(|b| b[val as usize].first()) else {
+                    break;
+                };
+                head = self.resolve(next)?;
+                last = Some(head.clone());
+                i += 1;
+            }
+        }
+        let inflate = if self.inflate == 0 { seq } else { self.inflate };
+        let node = Node {
+            key: key.to_string(),
+            value: if delete {
+                None
+            } else {
+                value.map(<[u8]>::to_vec)
+            },
+            deleted: delete,
+            trie,
+            clock: vec![seq + 1],
+            inflate,
+            seq,
+            feed: 0,
+            path,
+        };
+        Ok((node, last))
+    }
+
+    /// Watches `prefix`: the receiver gets a message whenever the newest node under it changes.
+    pub fn watch(&self, prefix: &str) -> Result<mpsc::Receiver<()>> {
+        let (tx, rx) = mpsc::channel();
+        let p = path::hash(path::normalize(prefix), false);
+        let last = self.watch_state(&p)?;
+        self.watchers
+            .borrow_mut()
+            .push(WatchState { path: p, last, tx });
+        Ok(rx)
+    }
+
+    fn watch_state(&self, p: &[u8]) -> Result<Vec<(u64, u64)>> {
+        let snap = self.snapshot();
+        let mut v: Vec<(u64, u64)> = snap
+            .lookup(p, None)?
+            .iter()
+            .map(|n| (n.feed, n.seq))
+            .collect();
+        v.sort_unstable();
+        Ok(v)
+    }
+
+    fn notify_watchers(&self) {
+        let mut watchers = self.watchers.borrow_mut();
+        watchers.retain_mut(|w| {
+            let Ok(now) = self.watch_state(&w.path) else {
+                return true;
+            };
+            if now != w.last {
+                w.last = now;
+                return w.tx.send(()).is_ok();
+            }
+            true
+        });
+    }
+}

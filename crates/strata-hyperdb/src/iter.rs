@@ -1,0 +1,272 @@
+//! hyperdb's iterator (`lib/iterator.js`): a depth-first walk over the trie in hash order.
+//!
+//! At each index the digits come out as 4, 0, 1, 2, 3 (the key that ends at a segment boundary
+//! before its children), or 3, 2, 1, 0, 4 in reverse. `gt` (and an empty prefix) drops the 4 at
+//! the prefix depth. `recursive: false` stops 32 digits below the prefix and yields, for each
+//! child bucket, the single node the trie points to. Keys that share a path come out in
+//! ascending UTF-16 order.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use crate::error::{Error, Result};
+use crate::node::Node;
+use crate::path::{self, SEGMENT_DIGITS};
+use crate::snapshot::{cmp_js, Snapshot};
+
+/// Options of [`Snapshot::iter`] / [`Snapshot::list`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ListOptions {
+    /// Descend into sub-folders (default true).
+    pub recursive: bool,
+    /// Reverse hash order.
+    pub reverse: bool,
+    /// Leave out the key equal to the prefix.
+    pub gt: bool,
+    /// Yield tombstones too.
+    pub deletes: bool,
+}
+
+impl Default for ListOptions {
+    fn default() -> Self {
+        ListOptions {
+            recursive: true,
+            reverse: false,
+            gt: false,
+            deletes: false,
+        }
+    }
+}
+
+enum Frame {
+    /// Look up the newest node under this path.
+    Prefix(Vec<u8>),
+    /// Continue with this node from this index.
+    Node(Arc<Node>, usize),
+}
+
+/// The iterator; yields node arrays (one per key; several only with multiple writers).
+pub struct ListIter<'a> {
+    snap: Snapshot<'a>,
+    stack: Vec<Frame>,
+    collisions: Vec<Vec<Arc<Node>>>,
+    prefix: String,
+    start: usize,
+    end: usize,
+    opts: ListOptions,
+    seen: HashSet<(u64, usize)>,
+    seen_prefixes: HashSet<Vec<u8>>,
+    /// Frames processed, and the longest path seen: a valid trie needs fewer than
+    /// 16 · (blocks + 1) · (longest path + 1) frames, a hostile one is stopped there.
+    frames: usize,
+    longest_path: usize,
+    failed: bool,
+}
+
+fn all_deletes(nodes: &[Arc<Node>]) -> bool {
+    nodes.iter().all(|n| n.deleted)
+}
+
+fn prefix_path(path: &[u8], i: usize, v: u8) -> Vec<u8> {
+    let mut p = path[..i.min(path.len())].to_vec();
+    p.push(v);
+    p
+}
+
+impl<'a> ListIter<'a> {
+    pub(crate) fn new(snap: Snapshot<'a>, prefix: &str, opts: ListOptions) -> ListIter<'a> {
+        let prefix = path::normalize(prefix).to_string();
+        let start_path = if prefix.is_empty() {
+            Vec::new()
+        } else {
+            path::hash(&prefix, false)
+        };
+        let start = start_path.len();
+        ListIter {
+            snap,
+            stack: vec![Frame::Prefix(start_path)],
+            collisions: Vec::new(),
+            prefix,
+            start,
+            end: if opts.recursive {
+                usize::MAX
+            } else {
+                start + SEGMENT_DIGITS
+            },
+            opts,
+            seen: HashSet::new(),
+            seen_prefixes: HashSet::new(),
+            frames: 0,
+            longest_path: 0,
+            failed: false,
+        }
+    }
+
+    fn order(&self, i: usize) -> &'static [u8] {
+        const GT: [u8; 4] = [3, 2, 1, 0];
+        const GT_REV: [u8; 4] = [0, 1, 2, 3];
+        const GTE: [u8; 5] = [3, 2, 1, 0, 4];
+        const GTE_REV: [u8; 5] = [4, 0, 1, 2, 3];
+        let gt = self.opts.gt || self.start == 0;
+        match (gt && self.start == i, self.opts.reverse) {
+            (true, false) => &GT,
+            (true, true) => &GT_REV,
+            (false, false) => &GTE,
+            (false, true) => &GTE_REV,
+        }
+    }
+
+    fn push_node(&mut self, node: Arc<Node>, i: usize) {
+        // In a valid trie every (node, index) frame is reached once; a hostile trie that
+        // reaches one twice is cut here, which bounds the walk.
+        if self.seen.insert((node.seq, i)) {
+            self.stack.push(Frame::Node(node, i));
+        }
+    }
+
+    fn push_prefix(&mut self, p: Vec<u8>) {
+        // As for nodes: each prefix of a valid trie is looked up once.
+        if self.seen_prefixes.insert(p.clone()) {
+            self.stack.push(Frame::Prefix(p));
+        }
+    }
+
+    fn drain(&mut self) -> Option<Vec<Arc<Node>>> {
+        while let Some(c) = self.collisions.pop() {
+            // The reference reads `this._deletes` on the global object here, so it always
+            // skips all-tombstone collisions.
+            if all_deletes(&c) {
+                continue;
+            }
+            return Some(c);
+        }
+        None
+    }
+
+    fn single_node(&mut self, node: Arc<Node>, from: usize) -> Result<Option<Vec<Arc<Node>>>> {
+        self.longest_path = self.longest_path.max(node.path.len());
+        let end = self.end.min(node.trie.len());
+        let owner = node.clone();
+        let level = owner.trie.levels().find(|(i, _)| *i >= from && *i < end);
+        if let Some((i, bucket)) = level {
+            let val = node.path.get(i).copied();
+            for &sv in self.order(i) {
+                let values = &bucket[sv as usize];
+                if Some(sv) == val {
+                    if values.is_empty() {
+                        self.push_node(node.clone(), i + 1);
+                    } else {
+                        self.push_prefix(prefix_path(&node.path, i, sv));
+                    }
+                    continue;
+                }
+                match values.len() {
+                    0 => {}
+                    1 => {
+                        let n = self.snap.db().resolve(values[0])?;
+                        self.push_node(n, i + 1);
+                    }
+                    _ => self.push_prefix(prefix_path(&node.path, i, sv)),
+                }
+            }
+            return Ok(None);
+        }
+        if (!self.opts.deletes && node.deleted) || !node.key.starts_with(&self.prefix) {
+            return Ok(None);
+        }
+        Ok(Some(vec![node]))
+    }
+
+    fn filter_result(&mut self, mut nodes: Vec<Arc<Node>>, i: usize) -> Option<Vec<Arc<Node>>> {
+        nodes.sort_by(|a, b| cmp_js(&b.key, &a.key).then(b.feed.cmp(&a.feed)));
+        let mut result: Option<Vec<Arc<Node>>> = None;
+        for node in nodes {
+            if node.path.len() != i && i != self.end {
+                continue;
+            }
+            if !node.key.starts_with(&self.prefix) {
+                continue;
+            }
+            let r = result.get_or_insert_with(Vec::new);
+            if !r.is_empty() && r[0].key != node.key {
+                self.collisions.push(std::mem::take(r));
+            }
+            r.push(node);
+        }
+        result
+    }
+
+    fn next_inner(&mut self) -> Result<Option<Vec<Arc<Node>>>> {
+        if let Some(c) = self.drain() {
+            return Ok(Some(c));
+        }
+        while let Some(top) = self.stack.pop() {
+            self.frames += 1;
+            let blocks = self.snap.db().len() as usize + 1;
+            if self.frames > 16 * blocks * (self.longest_path + 1) {
+                return Err(Error::InvalidNode {
+                    seq: 0,
+                    reason:
+                        "listing needs more steps than any valid trie of this size (hostile feed?)"
+                            .into(),
+                });
+            }
+            match top {
+                Frame::Node(node, i) => {
+                    if let Some(out) = self.single_node(node, i)? {
+                        return Ok(Some(out));
+                    }
+                }
+                Frame::Prefix(p) => {
+                    let nodes = self.snap.lookup(&p, None)?;
+                    if nodes.is_empty() {
+                        continue;
+                    }
+                    if nodes.len() == 1 {
+                        let n = nodes[0].clone();
+                        self.push_node(n, p.len());
+                        continue;
+                    }
+                    let ptr = p.len();
+                    if ptr < self.end {
+                        for &sv in self.order(ptr) {
+                            let visit = nodes.iter().any(|n| {
+                                !n.trie.pointers(ptr, sv).is_empty() || n.path.get(ptr) == Some(&sv)
+                            });
+                            if visit {
+                                self.push_prefix(prefix_path(&p, ptr, sv));
+                            }
+                        }
+                    }
+                    if let Some(r) = self.filter_result(nodes, ptr) {
+                        if self.opts.deletes || !all_deletes(&r) {
+                            return Ok(Some(r));
+                        }
+                    }
+                    if let Some(c) = self.drain() {
+                        return Ok(Some(c));
+                    }
+                }
+            }
+        }
+        Ok(None)
+    }
+}
+
+impl Iterator for ListIter<'_> {
+    type Item = Result<Vec<Arc<Node>>>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.failed {
+            return None;
+        }
+        match self.next_inner() {
+            Ok(Some(v)) => Some(Ok(v)),
+            Ok(None) => None,
+            Err(e) => {
+                self.failed = true;
+                Some(Err(e))
+            }
+        }
+    }
+}

@@ -1,0 +1,138 @@
+//! hypercore@6 crypto: BLAKE2b-256 merkle hashes, Ed25519 key pairs and signatures.
+
+use blake2::digest::consts::U32;
+use blake2::digest::{FixedOutput, Mac};
+use blake2::{Blake2b, Blake2bMac, Digest};
+use ed25519_dalek::{Signature, Signer, SigningKey, Verifier, VerifyingKey};
+
+use crate::error::{Error, Result};
+
+type Blake2b256 = Blake2b<U32>;
+
+/// A merkle tree node: flat-tree index, BLAKE2b-256 hash, bytes spanned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TreeNode {
+    /// Flat-tree index.
+    pub index: u64,
+    /// Node hash.
+    pub hash: [u8; 32],
+    /// Total size of the blocks under the node.
+    pub size: u64,
+}
+
+/// `BLAKE2b-256(0x00 ‖ u64be(len) ‖ data)`.
+pub fn leaf_hash(data: &[u8]) -> [u8; 32] {
+    let mut h = Blake2b256::new();
+    h.update([0u8]);
+    h.update((data.len() as u64).to_be_bytes());
+    h.update(data);
+    h.finalize().into()
+}
+
+/// The parent of two sibling nodes (`a` the left one).
+pub fn parent(a: &TreeNode, b: &TreeNode, index: u64) -> TreeNode {
+    let size = a.size + b.size;
+    let mut h = Blake2b256::new();
+    h.update([1u8]);
+    h.update(size.to_be_bytes());
+    h.update(a.hash);
+    h.update(b.hash);
+    TreeNode {
+        index,
+        hash: h.finalize().into(),
+        size,
+    }
+}
+
+/// `BLAKE2b-256(0x02 ‖ Σ hash ‖ u64be(index) ‖ u64be(size))` over the roots: what is signed.
+pub fn root_hash(roots: &[TreeNode]) -> [u8; 32] {
+    let mut h = Blake2b256::new();
+    h.update([2u8]);
+    for r in roots {
+        h.update(r.hash);
+        h.update(r.index.to_be_bytes());
+        h.update(r.size.to_be_bytes());
+    }
+    h.finalize().into()
+}
+
+/// `BLAKE2b-256(key = public key, "hypercore")`: the discovery key (names content feed dirs).
+pub fn discovery_key(public_key: &[u8; 32]) -> [u8; 32] {
+    let mut m = <Blake2bMac<U32> as Mac>::new_from_slice(public_key)
+        .expect("32-byte key is valid for BLAKE2b");
+    m.update(b"hypercore");
+    m.finalize_fixed().into()
+}
+
+/// hyperdb's content-feed seed: libsodium `crypto_kdf_derive_from_key(32, 1, "hyperdb1", sk[..32])`.
+pub fn content_feed_seed(secret_key: &[u8; 64]) -> [u8; 32] {
+    let mut salt = [0u8; 16];
+    salt[..8].copy_from_slice(&1u64.to_le_bytes());
+    let mut persona = [0u8; 16];
+    persona[..8].copy_from_slice(b"hyperdb1");
+    let m = Blake2bMac::<U32>::new_with_salt_and_personal(&secret_key[..32], &salt, &persona)
+        .expect("key, salt and persona lengths are valid");
+    m.finalize_fixed().into()
+}
+
+/// An Ed25519 key pair in libsodium's layout.
+#[derive(Clone)]
+pub struct KeyPair {
+    /// The signing key (from the seed).
+    pub signing: SigningKey,
+}
+
+impl KeyPair {
+    /// The key pair of a 32-byte seed (`crypto_sign_seed_keypair`).
+    pub fn from_seed(seed: &[u8; 32]) -> KeyPair {
+        KeyPair {
+            signing: SigningKey::from_bytes(seed),
+        }
+    }
+
+    /// A fresh random key pair.
+    pub fn generate() -> Result<KeyPair> {
+        let mut seed = [0u8; 32];
+        getrandom::fill(&mut seed).map_err(|e| Error::Invalid(format!("no randomness: {e}")))?;
+        Ok(KeyPair::from_seed(&seed))
+    }
+
+    /// From a 64-byte libsodium secret key (`seed ‖ public key`); the halves must agree.
+    pub fn from_secret_key(sk: &[u8]) -> Result<KeyPair> {
+        let sk: &[u8; 64] = sk
+            .try_into()
+            .map_err(|_| Error::Invalid(format!("a secret key is 64 bytes, not {}", sk.len())))?;
+        let mut seed = [0u8; 32];
+        seed.copy_from_slice(&sk[..32]);
+        let kp = KeyPair::from_seed(&seed);
+        if kp.public_key()[..] != sk[32..] {
+            return Err(Error::Invalid(
+                "the secret key's public half does not match its seed".into(),
+            ));
+        }
+        Ok(kp)
+    }
+
+    /// The 32-byte public key.
+    pub fn public_key(&self) -> [u8; 32] {
+        self.signing.verifying_key().to_bytes()
+    }
+
+    /// The 64-byte libsodium secret key.
+    pub fn secret_key(&self) -> [u8; 64] {
+        self.signing.to_keypair_bytes()
+    }
+
+    /// Signs `msg`.
+    pub fn sign(&self, msg: &[u8]) -> [u8; 64] {
+        self.signing.sign(msg).to_bytes()
+    }
+}
+
+/// Checks an Ed25519 signature.
+pub fn verify(public_key: &[u8; 32], msg: &[u8], sig: &[u8; 64]) -> bool {
+    let Ok(vk) = VerifyingKey::from_bytes(public_key) else {
+        return false;
+    };
+    vk.verify(msg, &Signature::from_bytes(sig)).is_ok()
+}

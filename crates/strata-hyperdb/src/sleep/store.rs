@@ -1,0 +1,186 @@
+//! Random-access files: on disk, or in memory for tests and benchmarks.
+
+use std::fs::{File, OpenOptions};
+use std::io;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+
+/// One random-access file of a feed.
+pub trait RandomAccess: Send {
+    /// Reads exactly `buf.len()` bytes at `offset`.
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<()>;
+    /// Writes `data` at `offset`, growing the file (with zeros) as needed.
+    fn write_at(&mut self, offset: u64, data: &[u8]) -> io::Result<()>;
+    /// Current length in bytes.
+    fn len(&self) -> io::Result<u64>;
+    /// True when the file is empty.
+    fn is_empty(&self) -> io::Result<bool> {
+        Ok(self.len()? == 0)
+    }
+    /// Flushes to durable storage (a no-op in memory).
+    fn sync(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+    /// Reads the whole file.
+    fn read_all(&self) -> io::Result<Vec<u8>> {
+        let n = usize::try_from(self.len()?).map_err(|_| io::Error::other("file too large"))?;
+        let mut buf = vec![0u8; n];
+        self.read_at(0, &mut buf)?;
+        Ok(buf)
+    }
+}
+
+/// A file in memory.
+#[derive(Clone, Debug, Default)]
+pub struct MemFile {
+    /// The bytes.
+    pub bytes: Vec<u8>,
+}
+
+impl RandomAccess for MemFile {
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<()> {
+        let start = usize::try_from(offset).map_err(|_| io::ErrorKind::UnexpectedEof)?;
+        let end = start
+            .checked_add(buf.len())
+            .ok_or(io::ErrorKind::UnexpectedEof)?;
+        let src = self
+            .bytes
+            .get(start..end)
+            .ok_or(io::ErrorKind::UnexpectedEof)?;
+        buf.copy_from_slice(src);
+        Ok(())
+    }
+
+    fn write_at(&mut self, offset: u64, data: &[u8]) -> io::Result<()> {
+        let start = usize::try_from(offset).map_err(|_| io::Error::other("offset too large"))?;
+        let end = start + data.len();
+        if self.bytes.len() < end {
+            self.bytes.resize(end, 0);
+        }
+        self.bytes[start..end].copy_from_slice(data);
+        Ok(())
+    }
+
+    fn len(&self) -> io::Result<u64> {
+        Ok(self.bytes.len() as u64)
+    }
+}
+
+/// A file on disk.
+#[derive(Debug)]
+pub struct DiskFile {
+    file: File,
+    path: PathBuf,
+}
+
+impl DiskFile {
+    /// Opens `path`, creating it (and its directory) when `create`.
+    pub fn open(path: &Path, create: bool, writable: bool) -> io::Result<DiskFile> {
+        if create {
+            if let Some(dir) = path.parent() {
+                std::fs::create_dir_all(dir)?;
+            }
+        }
+        let file = OpenOptions::new()
+            .read(true)
+            .write(writable)
+            .create(create)
+            .truncate(false)
+            .open(path)?;
+        Ok(DiskFile {
+            file,
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// The path of the file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl RandomAccess for DiskFile {
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<()> {
+        self.file.read_exact_at(buf, offset)
+    }
+
+    fn write_at(&mut self, offset: u64, data: &[u8]) -> io::Result<()> {
+        self.file.write_all_at(data, offset)
+    }
+
+    fn len(&self) -> io::Result<u64> {
+        Ok(self.file.metadata()?.len())
+    }
+
+    fn sync(&mut self) -> io::Result<()> {
+        self.file.sync_data()
+    }
+}
+
+/// The six files of one feed, by their SLEEP names.
+pub struct FeedFiles {
+    /// `key`: the 32-byte public key.
+    pub key: Box<dyn RandomAccess>,
+    /// `secret_key`: the 64-byte secret key, or empty.
+    pub secret_key: Box<dyn RandomAccess>,
+    /// `tree`: merkle nodes.
+    pub tree: Box<dyn RandomAccess>,
+    /// `data`: the blocks.
+    pub data: Box<dyn RandomAccess>,
+    /// `bitfield`: presence bits.
+    pub bitfield: Box<dyn RandomAccess>,
+    /// `signatures`: Ed25519 signatures.
+    pub signatures: Box<dyn RandomAccess>,
+}
+
+/// The six SLEEP file names, in the order hypercore opens them.
+pub const FILE_NAMES: [&str; 6] = [
+    "key",
+    "secret_key",
+    "tree",
+    "data",
+    "bitfield",
+    "signatures",
+];
+
+impl FeedFiles {
+    /// Six empty in-memory files.
+    pub fn memory() -> FeedFiles {
+        FeedFiles {
+            key: Box::new(MemFile::default()),
+            secret_key: Box::new(MemFile::default()),
+            tree: Box::new(MemFile::default()),
+            data: Box::new(MemFile::default()),
+            bitfield: Box::new(MemFile::default()),
+            signatures: Box::new(MemFile::default()),
+        }
+    }
+
+    /// The six files in directory `dir` (created when `create`).
+    pub fn disk(dir: &Path, create: bool, writable: bool) -> io::Result<FeedFiles> {
+        let f = |name: &str| -> io::Result<Box<dyn RandomAccess>> {
+            Ok(Box::new(DiskFile::open(&dir.join(name), create, writable)?))
+        };
+        Ok(FeedFiles {
+            key: f("key")?,
+            secret_key: f("secret_key")?,
+            tree: f("tree")?,
+            data: f("data")?,
+            bitfield: f("bitfield")?,
+            signatures: f("signatures")?,
+        })
+    }
+
+    /// The file called `name` (one of [`FILE_NAMES`]).
+    pub fn by_name(&self, name: &str) -> Option<&dyn RandomAccess> {
+        Some(match name {
+            "key" => self.key.as_ref(),
+            "secret_key" => self.secret_key.as_ref(),
+            "tree" => self.tree.as_ref(),
+            "data" => self.data.as_ref(),
+            "bitfield" => self.bitfield.as_ref(),
+            "signatures" => self.signatures.as_ref(),
+            _ => return None,
+        })
+    }
+}

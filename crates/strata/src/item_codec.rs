@@ -1,0 +1,449 @@
+//! The byte encoding of items (the values stored under table keys). Specified in
+//! `docs/format/tables.md`:
+//!
+//! ```text
+//! item     = 0x01 map-body                         (0x01: format version)
+//! map-body = varint(count) { varint(len) name attr }*   names UTF-8, strictly ascending
+//! attr     = tag payload
+//! ```
+//!
+//! Decoding takes untrusted bytes: it never panics, bounds nesting depth and allocation, and
+//! reports the byte offset at fault.
+
+use std::collections::BTreeMap;
+
+use strata_key::{Time, Tuple, Value};
+
+use crate::error::Error;
+use crate::item::{Attr, Item};
+
+/// Format version byte that starts every stored item.
+pub const ITEM_FORMAT: u8 = 0x01;
+/// Deepest nesting of lists, maps and tuples that decodes.
+pub const MAX_DEPTH: usize = 64;
+
+const T_NULL: u8 = 0x00;
+const T_FALSE: u8 = 0x01;
+const T_TRUE: u8 = 0x02;
+const T_INT: u8 = 0x03;
+const T_F32: u8 = 0x04;
+const T_F64: u8 = 0x05;
+const T_BYTES: u8 = 0x06;
+const T_TEXT: u8 = 0x07;
+const T_UUID: u8 = 0x08;
+const T_TIME: u8 = 0x09;
+const T_TUPLE: u8 = 0x0a;
+const T_LIST: u8 = 0x0b;
+const T_MAP: u8 = 0x0c;
+
+/// Encodes an item.
+pub fn encode_item(item: &Item) -> Vec<u8> {
+    let mut out = Vec::with_capacity(64);
+    out.push(ITEM_FORMAT);
+    put_map(&mut out, item);
+    out
+}
+
+fn put_varint(out: &mut Vec<u8>, mut v: u128) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+fn zigzag(v: i128) -> u128 {
+    ((v << 1) ^ (v >> 127)) as u128
+}
+
+fn unzigzag(u: u128) -> i128 {
+    ((u >> 1) as i128) ^ -((u & 1) as i128)
+}
+
+fn put_bytes(out: &mut Vec<u8>, b: &[u8]) {
+    put_varint(out, b.len() as u128);
+    out.extend_from_slice(b);
+}
+
+fn put_map(out: &mut Vec<u8>, m: &Item) {
+    put_varint(out, m.len() as u128);
+    for (name, a) in m.iter() {
+        put_bytes(out, name.as_bytes());
+        put_attr(out, a);
+    }
+}
+
+fn put_attr(out: &mut Vec<u8>, a: &Attr) {
+    match a {
+        Attr::Value(v) => put_value(out, v),
+        Attr::List(l) => {
+            out.push(T_LIST);
+            put_varint(out, l.len() as u128);
+            for x in l {
+                put_attr(out, x);
+            }
+        }
+        Attr::Map(m) => {
+            out.push(T_MAP);
+            put_map(out, m);
+        }
+    }
+}
+
+fn put_value(out: &mut Vec<u8>, v: &Value) {
+    match v {
+        Value::Null => out.push(T_NULL),
+        Value::Bool(false) => out.push(T_FALSE),
+        Value::Bool(true) => out.push(T_TRUE),
+        Value::Int(i) => {
+            out.push(T_INT);
+            put_varint(out, zigzag(*i));
+        }
+        Value::F32(f) => {
+            out.push(T_F32);
+            out.extend_from_slice(&f.to_bits().to_be_bytes());
+        }
+        Value::Float(f) => {
+            out.push(T_F64);
+            out.extend_from_slice(&f.to_bits().to_be_bytes());
+        }
+        Value::Bytes(b) => {
+            out.push(T_BYTES);
+            put_bytes(out, b);
+        }
+        Value::Text(s) => {
+            out.push(T_TEXT);
+            put_bytes(out, s.as_bytes());
+        }
+        Value::Uuid(u) => {
+            out.push(T_UUID);
+            out.extend_from_slice(u.as_bytes());
+        }
+        Value::Time(t) => {
+            out.push(T_TIME);
+            put_varint(out, zigzag(t.secs() as i128));
+            put_varint(out, t.nanos() as u128);
+            put_varint(out, zigzag(t.offset_s() as i128));
+        }
+        Value::Tuple(t) => {
+            out.push(T_TUPLE);
+            put_varint(out, t.len() as u128);
+            for x in t.iter() {
+                put_value(out, x);
+            }
+        }
+    }
+}
+
+/// Decodes an item.
+pub fn decode_item(bytes: &[u8]) -> Result<Item, Error> {
+    let mut r = Reader { buf: bytes, pos: 0 };
+    match r.byte()? {
+        ITEM_FORMAT => {}
+        other => return Err(r.err_at(0, format!("unknown item format version {other:#04x}"))),
+    }
+    let item = r.map(0)?;
+    if r.pos != bytes.len() {
+        return Err(r.err(format!("{} trailing bytes", bytes.len() - r.pos)));
+    }
+    Ok(item)
+}
+
+struct Reader<'a> {
+    buf: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Reader<'a> {
+    fn err(&self, reason: impl Into<String>) -> Error {
+        self.err_at(self.pos, reason)
+    }
+
+    fn err_at(&self, offset: usize, reason: impl Into<String>) -> Error {
+        Error::Corrupt {
+            what: "item".into(),
+            offset,
+            reason: reason.into(),
+        }
+    }
+
+    fn byte(&mut self) -> Result<u8, Error> {
+        let b = *self
+            .buf
+            .get(self.pos)
+            .ok_or_else(|| self.err("unexpected end"))?;
+        self.pos += 1;
+        Ok(b)
+    }
+
+    fn take(&mut self, n: usize) -> Result<&'a [u8], Error> {
+        let end = self
+            .pos
+            .checked_add(n)
+            .filter(|&e| e <= self.buf.len())
+            .ok_or_else(|| {
+                self.err(format!(
+                    "{n} bytes announced, {} left",
+                    self.buf.len() - self.pos
+                ))
+            })?;
+        let buf: &'a [u8] = self.buf;
+        self.pos = end;
+        Ok(&buf[end - n..end])
+    }
+
+    fn varint(&mut self) -> Result<u128, Error> {
+        let start = self.pos;
+        let mut v: u128 = 0;
+        for shift in (0..).step_by(7) {
+            let b = self.byte()?;
+            if shift >= 128 || (shift == 126 && b > 0x03) {
+                return Err(self.err_at(start, "varint overflows 128 bits"));
+            }
+            v |= ((b & 0x7f) as u128) << shift;
+            if b & 0x80 == 0 {
+                // One encoding per value: a final 0x00 after other bytes is an overlong form.
+                if b == 0 && shift > 0 {
+                    return Err(self.err_at(start, "overlong varint"));
+                }
+                return Ok(v);
+            }
+        }
+        Err(self.err_at(start, "varint overflows 128 bits"))
+    }
+
+    /// A count or length, which cannot exceed the bytes left (every element takes at least one).
+    fn count(&mut self) -> Result<usize, Error> {
+        let start = self.pos;
+        let v = self.varint()?;
+        let left = self.buf.len() - self.pos;
+        if v > left as u128 {
+            return Err(self.err_at(start, format!("count {v} exceeds the {left} bytes left")));
+        }
+        Ok(v as usize)
+    }
+
+    fn map(&mut self, depth: usize) -> Result<Item, Error> {
+        if depth > MAX_DEPTH {
+            return Err(self.err(format!("nesting deeper than {MAX_DEPTH}")));
+        }
+        let n = self.count()?;
+        // Names arrive sorted (checked below), so the map is built in bulk from a vector.
+        let mut entries: Vec<(String, Attr)> = Vec::with_capacity(n.min(64));
+        for _ in 0..n {
+            let at = self.pos;
+            let len = self.count()?;
+            let raw = self.take(len)?;
+            let name = std::str::from_utf8(raw)
+                .map_err(|_| self.err_at(at, "attribute name is not UTF-8"))?
+                .to_owned();
+            if entries
+                .last()
+                .is_some_and(|(l, _)| l.as_bytes() >= name.as_bytes())
+            {
+                return Err(self.err_at(at, format!("attribute {name:?} out of order or repeated")));
+            }
+            let a = self.attr(depth + 1)?;
+            entries.push((name, a));
+        }
+        Ok(Item(entries.into_iter().collect::<BTreeMap<_, _>>()))
+    }
+
+    fn attr(&mut self, depth: usize) -> Result<Attr, Error> {
+        match self.buf.get(self.pos) {
+            Some(&T_LIST) => {
+                if depth > MAX_DEPTH {
+                    return Err(self.err(format!("nesting deeper than {MAX_DEPTH}")));
+                }
+                self.pos += 1;
+                let n = self.count()?;
+                let mut l = Vec::with_capacity(n);
+                for _ in 0..n {
+                    l.push(self.attr(depth + 1)?);
+                }
+                Ok(Attr::List(l))
+            }
+            Some(&T_MAP) => {
+                self.pos += 1;
+                Ok(Attr::Map(self.map(depth)?))
+            }
+            _ => Ok(Attr::Value(self.value(depth)?)),
+        }
+    }
+
+    fn value(&mut self, depth: usize) -> Result<Value, Error> {
+        let at = self.pos;
+        let tag = self.byte()?;
+        Ok(match tag {
+            T_NULL => Value::Null,
+            T_FALSE => Value::Bool(false),
+            T_TRUE => Value::Bool(true),
+            T_INT => Value::Int(unzigzag(self.varint()?)),
+            T_F32 => {
+                let b = self.take(4)?;
+                Value::F32(f32::from_bits(u32::from_be_bytes([b[0], b[1], b[2], b[3]])))
+            }
+            T_F64 => {
+                let mut a = [0u8; 8];
+                a.copy_from_slice(self.take(8)?);
+                Value::Float(f64::from_bits(u64::from_be_bytes(a)))
+            }
+            T_BYTES => {
+                let n = self.count()?;
+                Value::Bytes(self.take(n)?.to_vec())
+            }
+            T_TEXT => {
+                let n = self.count()?;
+                let s = self.pos;
+                let raw = self.take(n)?;
+                Value::Text(
+                    std::str::from_utf8(raw)
+                        .map_err(|_| self.err_at(s, "text is not UTF-8"))?
+                        .to_owned(),
+                )
+            }
+            T_UUID => {
+                let mut a = [0u8; 16];
+                a.copy_from_slice(self.take(16)?);
+                Value::Uuid(uuid::Uuid::from_bytes(a))
+            }
+            T_TIME => {
+                let secs = i64::try_from(unzigzag(self.varint()?))
+                    .map_err(|_| self.err_at(at, "time seconds out of range"))?;
+                let nanos = u32::try_from(self.varint()?)
+                    .map_err(|_| self.err_at(at, "time nanoseconds out of range"))?;
+                let off = i32::try_from(unzigzag(self.varint()?))
+                    .map_err(|_| self.err_at(at, "time offset out of range"))?;
+                Value::Time(
+                    Time::new(secs, nanos, off).map_err(|e| self.err_at(at, e.to_string()))?,
+                )
+            }
+            T_TUPLE => {
+                if depth > MAX_DEPTH {
+                    return Err(self.err_at(at, format!("nesting deeper than {MAX_DEPTH}")));
+                }
+                let n = self.count()?;
+                let mut t = Vec::with_capacity(n);
+                for _ in 0..n {
+                    t.push(self.value(depth + 1)?);
+                }
+                Value::Tuple(Tuple(t))
+            }
+            T_LIST | T_MAP => return Err(self.err_at(at, "a list or map inside a tuple")),
+            other => return Err(self.err_at(at, format!("unknown attribute tag {other:#04x}"))),
+        })
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    pub fn arb_value() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i128>().prop_map(Value::Int),
+            any::<u32>().prop_map(|b| Value::F32(f32::from_bits(b))),
+            any::<u64>().prop_map(|b| Value::Float(f64::from_bits(b))),
+            proptest::collection::vec(any::<u8>(), 0..8).prop_map(Value::Bytes),
+            ".{0,6}".prop_map(Value::Text),
+            any::<[u8; 16]>().prop_map(|b| Value::Uuid(uuid::Uuid::from_bytes(b))),
+            (any::<i64>(), 0u32..1_000_000_000, -86_399i32..86_400)
+                .prop_map(|(s, n, o)| Value::Time(Time::new(s, n, o).unwrap())),
+        ];
+        leaf.prop_recursive(3, 12, 4, |inner| {
+            proptest::collection::vec(inner, 0..4).prop_map(|v| Value::Tuple(Tuple(v)))
+        })
+    }
+
+    pub fn arb_attr() -> impl Strategy<Value = Attr> {
+        arb_value()
+            .prop_map(Attr::Value)
+            .prop_recursive(3, 16, 4, |inner| {
+                prop_oneof![
+                    proptest::collection::vec(inner.clone(), 0..4).prop_map(Attr::List),
+                    proptest::collection::btree_map("[a-z]{0,3}", inner, 0..4)
+                        .prop_map(|m| Attr::Map(Item(m))),
+                ]
+            })
+    }
+
+    pub fn arb_item() -> impl Strategy<Value = Item> {
+        proptest::collection::btree_map("[a-zé]{0,4}", arb_attr(), 0..6).prop_map(Item)
+    }
+
+    proptest! {
+        #[test]
+        fn round_trip(item in arb_item()) {
+            let bytes = encode_item(&item);
+            prop_assert_eq!(decode_item(&bytes).unwrap(), item);
+        }
+
+        #[test]
+        fn garbage_never_panics(bytes in proptest::collection::vec(any::<u8>(), 0..64)) {
+            let _ = decode_item(&bytes);
+        }
+
+        #[test]
+        fn mutations_never_panic_and_decoding_is_canonical(item in arb_item(), at in any::<usize>(), b in any::<u8>(), cut in any::<usize>()) {
+            let mut bytes = encode_item(&item);
+            let i = at % bytes.len();
+            bytes[i] = b;
+            if let Ok(it) = decode_item(&bytes) {
+                prop_assert_eq!(encode_item(&it), bytes.clone());
+            }
+            bytes.truncate(cut % (bytes.len() + 1));
+            if let Ok(it) = decode_item(&bytes) {
+                prop_assert_eq!(encode_item(&it), bytes);
+            }
+        }
+    }
+
+    #[test]
+    fn known_bytes() {
+        let it = Item::new().with("a", 1).with(
+            "b",
+            Attr::List(vec![Attr::from("x"), Attr::from(Value::Null)]),
+        );
+        assert_eq!(
+            encode_item(&it),
+            vec![
+                0x01, 0x02, 0x01, b'a', T_INT, 0x02, 0x01, b'b', T_LIST, 0x02, T_TEXT, 0x01, b'x',
+                T_NULL
+            ]
+        );
+        assert_eq!(
+            encode_item(&Item::new().with("n", -1)),
+            vec![0x01, 0x01, 0x01, b'n', T_INT, 0x01]
+        );
+    }
+
+    #[test]
+    fn errors_have_offsets() {
+        let e = decode_item(&[0x01, 0x01, 0x01, b'n', 0x77])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("byte 4") && e.contains("unknown attribute tag"),
+            "{e}"
+        );
+        let e = decode_item(&[0x01, 0x02, 0x01, b'b', 0, 0x01, b'a', 0])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("out of order"), "{e}");
+        let e = decode_item(&[0x02]).unwrap_err().to_string();
+        assert!(e.contains("version"), "{e}");
+        // A deeply nested list is refused, not a stack overflow.
+        let mut deep = vec![0x01, 0x01, 0x01, b'x'];
+        for _ in 0..10_000 {
+            deep.extend_from_slice(&[T_LIST, 0x01]);
+        }
+        deep.push(T_NULL);
+        assert!(decode_item(&deep)
+            .unwrap_err()
+            .to_string()
+            .contains("nesting"));
+    }
+}

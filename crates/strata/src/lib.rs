@@ -1,0 +1,54 @@
+//! # strata
+//!
+//! The Strata database: a catalog of **tables** with typed partition and sort keys (each
+//! field ascending or descending, NULL first or last), **items** (attribute maps of typed
+//! values, lists and maps), put / get / delete / conditional put / atomic batches /
+//! optimistic transactions, **Query** (one partition, a sort-key condition, either
+//! direction, paginated) and **Scan** (whole table or one of N segments, paginated), over
+//! any [`strata_lsm::Engine`]: the striped LSM on disk ([`Db::open`]) or memory
+//! ([`Db::memory`]).
+//!
+//! ```
+//! use strata::{Db, Item, KeyField, Query, SortCondition, TableSchema};
+//! use strata_key::{Kind, Value};
+//!
+//! let db = Db::memory()?;
+//! let posts = db.create_table(
+//!     TableSchema::new("posts", vec![KeyField::new("user", Kind::Text)])
+//!         .with_sort(vec![KeyField::new("ts", Kind::Int).desc()]),
+//! )?;
+//! for ts in 1..=5 {
+//!     posts.put(&Item::new().with("user", "u1").with("ts", ts).with("body", "hi"))?;
+//! }
+//! let page = posts.query(
+//!     &Query::new(vec![Value::from("u1")]).sort(SortCondition::Le(vec![Value::Int(3)])).limit(2),
+//! )?;
+//! // Descending: 5, 4, 3, ... and `le 3` means "sorts at or before 3" (see `query`).
+//! let ts: Vec<_> = page.items.iter().map(|i| i.value("ts").cloned()).collect();
+//! assert_eq!(ts, vec![Some(Value::Int(5)), Some(Value::Int(4))]);
+//! assert!(page.last_key.is_some());
+//! # Ok::<(), strata::Error>(())
+//! ```
+//!
+//! Byte formats (keys, items, catalog) are specified in `docs/format/tables.md`.
+
+pub mod batch;
+pub mod catalog;
+pub mod db;
+pub mod error;
+pub mod item;
+pub mod item_codec;
+pub mod json;
+pub mod keys;
+mod lsm;
+pub mod query;
+pub mod schema;
+pub mod table;
+
+pub use batch::{Batch, Transaction};
+pub use db::{Db, DbOptions};
+pub use error::{Error, Result};
+pub use item::{Attr, Item};
+pub use query::{Page, Query, Scan, SortCondition};
+pub use schema::{Direction, KeyField, Nulls, TableSchema};
+pub use table::{Key, Table};

@@ -1,0 +1,536 @@
+//! Query (one partition, an optional sort-key condition) and Scan (the whole table, or one
+//! segment of it), both paginated, both on one consistent snapshot per page.
+//!
+//! # Sort conditions follow the table's order
+//! A condition names values for a prefix of the sort fields (1 to all of them) and compares an
+//! item's sort-key prefix with them **in the table's order**: field by field, each field
+//! ascending or descending and NULL first or last as its schema says. So `lt` means "sorts
+//! before": on an ascending field it is the usual `<`; on a descending field `lt 5` selects
+//! the values above 5. This keeps every condition one contiguous key range, for any mix of
+//! directions. `between` is inclusive at both ends. `begins_with` takes equal values for the
+//! leading fields and a text or bytes prefix for the last one (NULL never matches it).
+//!
+//! # Pagination
+//! A page holds at most `limit` items. When more items match, the page's `last_key` is the key
+//! of its last item; passing it as `after` resumes exactly after it (in the page's direction).
+//! `last_key` is `None` only when no matching item follows.
+
+use std::cmp::Ordering;
+use std::ops::Bound;
+
+use strata_key::range::prefix_end;
+use strata_key::Value;
+use strata_lsm::{Direction, KeyRange};
+
+use crate::error::{Error, Result};
+use crate::item::Item;
+use crate::item_codec::decode_item;
+use crate::keys::HASH_SPACE;
+use crate::table::{Key, Table};
+
+/// Most segments a Scan may be split into.
+pub const MAX_SEGMENTS: u32 = 1_000_000;
+
+/// A condition on a prefix of the sort fields (see the module docs).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SortCondition {
+    /// Prefix equal to the values.
+    Eq(Vec<Value>),
+    /// Prefix sorts before the values.
+    Lt(Vec<Value>),
+    /// Prefix sorts before or equal.
+    Le(Vec<Value>),
+    /// Prefix sorts after.
+    Gt(Vec<Value>),
+    /// Prefix sorts after or equal.
+    Ge(Vec<Value>),
+    /// `lo <= prefix <= hi` (each bound compared on its own length).
+    Between(Vec<Value>, Vec<Value>),
+    /// Leading values equal, last field starts with the last value (text or bytes).
+    BeginsWith(Vec<Value>),
+}
+
+/// A Query: one partition, optionally one sort condition.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Query {
+    /// The partition's values, one per partition field.
+    pub partition: Vec<Value>,
+    /// Optional sort-key condition.
+    pub sort: Option<SortCondition>,
+    /// Descending instead of the table's order.
+    pub reverse: bool,
+    /// At most this many items per page (`None`: all).
+    pub limit: Option<usize>,
+    /// Resume after this key (the `last_key` of the previous page).
+    pub after: Option<Key>,
+}
+
+impl Query {
+    /// A query of every item of a partition.
+    pub fn new(partition: Vec<Value>) -> Query {
+        Query {
+            partition,
+            ..Query::default()
+        }
+    }
+
+    /// Sets the sort condition.
+    pub fn sort(mut self, c: SortCondition) -> Query {
+        self.sort = Some(c);
+        self
+    }
+
+    /// Sets the direction.
+    pub fn reverse(mut self, reverse: bool) -> Query {
+        self.reverse = reverse;
+        self
+    }
+
+    /// Sets the page size.
+    pub fn limit(mut self, n: usize) -> Query {
+        self.limit = Some(n);
+        self
+    }
+
+    /// Resumes after a key.
+    pub fn after(mut self, key: Option<Key>) -> Query {
+        self.after = key;
+        self
+    }
+}
+
+/// A Scan: every item of the table in key order, or of one segment.
+///
+/// Segment `i` of `n` holds the partitions whose hash `h` (16 bits, see [`crate::keys`])
+/// satisfies `h * n / 65536 == i`: segments are disjoint, cover the table, and each is one
+/// contiguous key range. Partitions appear in hash order, and items inside a partition in
+/// the table's sort order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Scan {
+    /// Segment number, `0..segments`.
+    pub segment: u32,
+    /// Number of segments, `1..=1_000_000` (above 65,536 some segments are empty).
+    pub segments: u32,
+    /// At most this many items per page (`None`: all).
+    pub limit: Option<usize>,
+    /// Resume after this key (the `last_key` of the previous page of the same segment).
+    pub after: Option<Key>,
+}
+
+impl Default for Scan {
+    fn default() -> Self {
+        Scan {
+            segment: 0,
+            segments: 1,
+            limit: None,
+            after: None,
+        }
+    }
+}
+
+impl Scan {
+    /// The whole table.
+    pub fn all() -> Scan {
+        Scan::default()
+    }
+
+    /// Segment `segment` of `segments`.
+    pub fn segment(segment: u32, segments: u32) -> Scan {
+        Scan {
+            segment,
+            segments,
+            ..Scan::default()
+        }
+    }
+
+    /// Sets the page size.
+    pub fn limit(mut self, n: usize) -> Scan {
+        self.limit = Some(n);
+        self
+    }
+
+    /// Resumes after a key.
+    pub fn after(mut self, key: Option<Key>) -> Scan {
+        self.after = key;
+        self
+    }
+}
+
+/// One page of results.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Page {
+    /// The items, in order.
+    pub items: Vec<Item>,
+    /// Key of the last item when more items follow; pass it as `after`.
+    pub last_key: Option<Key>,
+}
+
+fn cmp_prefix(table: &Table, sort: &[&Value], v: &[Value]) -> Ordering {
+    for ((f, a), b) in table.schema().sort.iter().zip(sort).zip(v) {
+        match f.cmp(a, b) {
+            Ordering::Equal => {}
+            o => return o,
+        }
+    }
+    Ordering::Equal
+}
+
+fn starts_with(a: &Value, p: &Value) -> bool {
+    match (a, p) {
+        (Value::Text(a), Value::Text(p)) => a.starts_with(p.as_str()),
+        (Value::Bytes(a), Value::Bytes(p)) => a.starts_with(p),
+        _ => false,
+    }
+}
+
+impl SortCondition {
+    fn values(&self) -> Vec<&[Value]> {
+        match self {
+            SortCondition::Eq(v)
+            | SortCondition::Lt(v)
+            | SortCondition::Le(v)
+            | SortCondition::Gt(v)
+            | SortCondition::Ge(v)
+            | SortCondition::BeginsWith(v) => vec![v],
+            SortCondition::Between(a, b) => vec![a, b],
+        }
+    }
+
+    /// Whether an item's sort values satisfy the condition.
+    fn matches(&self, table: &Table, sort: &[&Value]) -> bool {
+        use SortCondition::*;
+        match self {
+            Eq(v) => cmp_prefix(table, sort, v) == Ordering::Equal,
+            Lt(v) => cmp_prefix(table, sort, v) == Ordering::Less,
+            Le(v) => cmp_prefix(table, sort, v) != Ordering::Greater,
+            Gt(v) => cmp_prefix(table, sort, v) == Ordering::Greater,
+            Ge(v) => cmp_prefix(table, sort, v) != Ordering::Less,
+            Between(lo, hi) => {
+                cmp_prefix(table, sort, lo) != Ordering::Less
+                    && cmp_prefix(table, sort, hi) != Ordering::Greater
+            }
+            BeginsWith(v) => {
+                let k = v.len() - 1;
+                cmp_prefix(table, sort, &v[..k]) == Ordering::Equal && starts_with(sort[k], &v[k])
+            }
+        }
+    }
+}
+
+/// Smallest text greater than every text starting with `s` (code point order = UTF-8 order).
+fn text_successor(s: &str) -> Option<String> {
+    let mut chars: Vec<char> = s.chars().collect();
+    while let Some(c) = chars.pop() {
+        let mut u = c as u32 + 1;
+        if u == 0xD800 {
+            u = 0xE000;
+        }
+        if let Some(n) = char::from_u32(u) {
+            chars.push(n);
+            return Some(chars.into_iter().collect());
+        }
+    }
+    None
+}
+
+fn successor_value(v: &Value) -> Option<Value> {
+    match v {
+        Value::Text(s) => text_successor(s).map(Value::Text),
+        Value::Bytes(b) => prefix_end(b).map(Value::Bytes),
+        _ => None,
+    }
+}
+
+fn end_of(prefix: &[u8]) -> Bound<Vec<u8>> {
+    match prefix_end(prefix) {
+        Some(e) => Bound::Excluded(e),
+        None => Bound::Unbounded,
+    }
+}
+
+/// Bytes that can follow a complete element inside a native key are tags, all in
+/// `0x02..=0xFD` (ascending tags `0x02..=0x7F`, descending ones their complements). So the keys
+/// whose leading elements are exactly those encoded in `b` all lie in `[b, b ‖ 0xFE)`. This
+/// holds whether or not element encodings are prefix-free, so the ranges below never depend on
+/// it; they are exact for a prefix-free code, and results are checked against the exact
+/// condition anyway.
+fn class_end(b: &[u8]) -> Vec<u8> {
+    let mut e = Vec::with_capacity(b.len() + 1);
+    e.extend_from_slice(b);
+    e.push(0xFE);
+    e
+}
+
+impl Table {
+    fn sort_key_bytes(&self, h: u16, partition: &[Value], sort: &[Value]) -> Result<Vec<u8>> {
+        self.def.layout.key(h, partition, sort)
+    }
+
+    /// A key range holding every item that matches the query's partition and condition
+    /// (possibly more, see [`class_end`]); `None` when it is empty.
+    fn query_range(&self, q: &Query, h: u16) -> Result<Option<KeyRange>> {
+        use SortCondition::*;
+        let p = &q.partition;
+        let b = |v: &[Value]| self.sort_key_bytes(h, p, v);
+        let base = b(&[])?;
+        let inc = Bound::Included;
+        let exc = |k: Vec<u8>| Bound::Excluded(class_end(&k));
+        let (start, end) = match &q.sort {
+            None => (inc(base.clone()), exc(base)),
+            Some(Eq(v)) => {
+                let k = b(v)?;
+                (inc(k.clone()), exc(k))
+            }
+            Some(Lt(v)) | Some(Le(v)) => (inc(base), exc(b(v)?)),
+            Some(Gt(v)) => (inc(class_end(&b(v)?)), exc(base)),
+            Some(Ge(v)) => (inc(b(v)?), exc(base)),
+            Some(Between(lo, hi)) => (inc(b(lo)?), exc(b(hi)?)),
+            Some(BeginsWith(v)) => {
+                let k = v.len() - 1;
+                let lead = b(&v[..k])?;
+                let at_p = b(v)?;
+                let succ = match successor_value(&v[k]) {
+                    Some(s) => {
+                        let mut w = v[..k].to_vec();
+                        w.push(s);
+                        Some(b(&w)?)
+                    }
+                    None => None,
+                };
+                // Values starting with p lie in [p, succ(p)) in value order.
+                if self.schema().sort[k].order == crate::schema::Direction::Asc {
+                    let end = match succ {
+                        Some(s) => Bound::Excluded(s),
+                        None => exc(lead),
+                    };
+                    (inc(at_p), end)
+                } else {
+                    let start = match succ {
+                        Some(s) => inc(s),
+                        None => inc(lead),
+                    };
+                    (start, exc(at_p))
+                }
+            }
+        };
+        let range = KeyRange { start, end };
+        Ok((!is_empty(&range)).then_some(range))
+    }
+
+    fn check_condition(&self, c: &SortCondition) -> Result<()> {
+        for v in c.values() {
+            self.check_sort_prefix(v)?;
+        }
+        if let SortCondition::BeginsWith(v) = c {
+            let k = v.len() - 1;
+            let f = &self.schema().sort[k];
+            if !matches!(v[k], Value::Text(_) | Value::Bytes(_)) {
+                return Err(Error::invalid(
+                    self.name(),
+                    format!(
+                        "begins_with needs a text or bytes value for sort field {:?}, got {}",
+                        f.name,
+                        v[k].kind()
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// One page of a Query (see the module docs).
+    pub fn query(&self, q: &Query) -> Result<Page> {
+        self.check_partition(&q.partition)?;
+        if let Some(c) = &q.sort {
+            self.check_condition(c)?;
+        }
+        check_limit(self, q.limit)?;
+        let h = self.def.layout.partition_hash(&q.partition)?;
+        let Some(mut range) = self.query_range(q, h)? else {
+            return Ok(Page::default());
+        };
+        let dir = if q.reverse {
+            Direction::Reverse
+        } else {
+            Direction::Forward
+        };
+        if let Some(after) = &q.after {
+            self.check_key(after)?;
+            if after.partition != q.partition {
+                return Err(Error::invalid(
+                    self.name(),
+                    "the after key is not in the queried partition",
+                ));
+            }
+            narrow(&mut range, self.encode_key(after)?.bytes, dir);
+        }
+        if is_empty(&range) {
+            return Ok(Page::default());
+        }
+        let sort_fields = &self.schema().sort;
+        let part_fields = &self.schema().partition;
+        self.page(range, dir, q.limit, |item| {
+            let same_partition = part_fields
+                .iter()
+                .zip(&q.partition)
+                .all(|(f, v)| item.value(&f.name) == Some(v));
+            if !same_partition {
+                return false;
+            }
+            let Some(c) = &q.sort else { return true };
+            let mut sort_vals: Vec<&Value> = Vec::with_capacity(sort_fields.len());
+            for f in sort_fields {
+                match item.value(&f.name) {
+                    Some(v) => sort_vals.push(v),
+                    None => return false,
+                }
+            }
+            c.matches(self, &sort_vals)
+        })
+    }
+
+    /// The segment (of `segments`) that holds a partition.
+    pub fn segment_of(&self, partition: &[Value], segments: u32) -> Result<u32> {
+        let h = self.partition_hash(partition)?;
+        Ok(((h as u64 * segments.max(1) as u64) / HASH_SPACE as u64) as u32)
+    }
+
+    /// One page of a Scan (see [`Scan`]).
+    pub fn scan(&self, s: &Scan) -> Result<Page> {
+        if s.segments == 0 || s.segments > MAX_SEGMENTS || s.segment >= s.segments {
+            return Err(Error::invalid(
+                self.name(),
+                format!(
+                    "segment {} of {} segments: need 1 <= segments <= {MAX_SEGMENTS} and segment < segments",
+                    s.segment, s.segments
+                ),
+            ));
+        }
+        check_limit(self, s.limit)?;
+        let n = s.segments as u64;
+        let space = HASH_SPACE as u64;
+        let lo = (s.segment as u64 * space).div_ceil(n);
+        let hi = ((s.segment as u64 + 1) * space).div_ceil(n);
+        if lo == hi {
+            return Ok(Page::default());
+        }
+        let start = Bound::Included(self.def.layout.hash_prefix(lo as u32)?);
+        let end = if hi >= space {
+            end_of(&self.def.layout.table_prefix()?)
+        } else {
+            Bound::Excluded(self.def.layout.hash_prefix(hi as u32)?)
+        };
+        let mut range = KeyRange { start, end };
+        if let Some(after) = &s.after {
+            self.check_key(after)?;
+            let seg = self.segment_of(&after.partition, s.segments)?;
+            if seg != s.segment {
+                return Err(Error::invalid(
+                    self.name(),
+                    format!("the after key belongs to segment {seg}, not {}", s.segment),
+                ));
+            }
+            narrow(
+                &mut range,
+                self.encode_key(after)?.bytes,
+                Direction::Forward,
+            );
+        }
+        if is_empty(&range) {
+            return Ok(Page::default());
+        }
+        self.page(range, Direction::Forward, s.limit, |_| true)
+    }
+
+    fn page(
+        &self,
+        range: KeyRange,
+        dir: Direction,
+        limit: Option<usize>,
+        mut keep: impl FnMut(&Item) -> bool,
+    ) -> Result<Page> {
+        // The engine's range iterator reads one snapshot taken now (on the striped LSM, of the
+        // one stripe a single-partition range touches); checking the table after taking it
+        // means a table dropped later is still seen whole.
+        let iter = self.db.engine.range(range, dir)?;
+        self.check_live()?;
+        let mut page = Page::default();
+        let limit = limit.unwrap_or(usize::MAX);
+        for kv in iter {
+            let (_, v) = kv?;
+            let item = decode_item(&v)?;
+            if !keep(&item) {
+                continue;
+            }
+            if page.items.len() == limit {
+                // One more matching item exists: the page ends with a last key.
+                if let Some(last) = page.items.last() {
+                    page.last_key = Some(self.key_of(last).map_err(|e| Error::Corrupt {
+                        what: format!("item of table {:?}", self.name()),
+                        offset: 0,
+                        reason: e.to_string(),
+                    })?);
+                }
+                return Ok(page);
+            }
+            page.items.push(item);
+        }
+        Ok(page)
+    }
+}
+
+fn check_limit(t: &Table, limit: Option<usize>) -> Result<()> {
+    if limit == Some(0) {
+        return Err(Error::invalid(t.name(), "limit must be at least 1"));
+    }
+    Ok(())
+}
+
+/// True when no key can lie in the range.
+fn is_empty(r: &KeyRange) -> bool {
+    match (&r.start, &r.end) {
+        (Bound::Included(s), Bound::Included(e)) => s > e,
+        (Bound::Included(s) | Bound::Excluded(s), Bound::Included(e) | Bound::Excluded(e)) => {
+            s >= e
+        }
+        _ => false,
+    }
+}
+
+/// Restricts `range` to the keys strictly after `after` in direction `dir`.
+fn narrow(range: &mut KeyRange, after: Vec<u8>, dir: Direction) {
+    match dir {
+        Direction::Forward => {
+            let tighter = match &range.start {
+                Bound::Unbounded => true,
+                Bound::Included(s) | Bound::Excluded(s) => after >= *s,
+            };
+            if tighter {
+                range.start = Bound::Excluded(after);
+            }
+        }
+        Direction::Reverse => {
+            let tighter = match &range.end {
+                Bound::Unbounded => true,
+                Bound::Included(e) | Bound::Excluded(e) => after <= *e,
+            };
+            if tighter {
+                range.end = Bound::Excluded(after);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_successor_is_least_upper_bound_of_prefix() {
+        assert_eq!(text_successor("ab").as_deref(), Some("ac"));
+        assert_eq!(text_successor("a\u{10FFFF}").as_deref(), Some("b"));
+        assert_eq!(text_successor("\u{D7FF}").as_deref(), Some("\u{E000}"));
+        assert_eq!(text_successor("\u{10FFFF}"), None);
+        assert_eq!(text_successor(""), None);
+    }
+}

@@ -1,0 +1,291 @@
+//! [`Table`] handles and [`Key`]s: put, get, delete.
+
+use std::fmt;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use strata_key::{Tuple, Value};
+use strata_lsm::{Condition, WriteBatch};
+
+use crate::db::{Inner, TableDef};
+use crate::error::{Error, Result};
+use crate::item::{Attr, Item};
+use crate::item_codec::{decode_item, encode_item};
+use crate::schema::{KeyField, TableSchema};
+
+/// The key of an item: the partition values, then the sort values, in schema order.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Key {
+    /// One value per partition field.
+    pub partition: Vec<Value>,
+    /// One value per sort field.
+    pub sort: Vec<Value>,
+}
+
+impl Key {
+    /// A key from its values.
+    pub fn new(partition: Vec<Value>, sort: Vec<Value>) -> Key {
+        Key { partition, sort }
+    }
+
+    /// The key attributes as an item (attribute name → value).
+    pub fn to_item(&self, schema: &TableSchema) -> Item {
+        schema
+            .key_fields()
+            .zip(self.partition.iter().chain(self.sort.iter()))
+            .map(|(f, v)| (f.name.clone(), Attr::Value(v.clone())))
+            .collect()
+    }
+}
+
+impl fmt::Display for Key {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let t: Tuple = self
+            .partition
+            .iter()
+            .chain(self.sort.iter())
+            .cloned()
+            .collect();
+        write!(f, "{t}")
+    }
+}
+
+/// A handle to one table. Cheap to clone; `Send + Sync`.
+#[derive(Clone)]
+pub struct Table {
+    pub(crate) db: Arc<Inner>,
+    pub(crate) def: Arc<TableDef>,
+}
+
+impl fmt::Debug for Table {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Table")
+            .field("schema", &self.def.schema)
+            .finish()
+    }
+}
+
+/// A key checked against its table and encoded.
+pub(crate) struct EncodedKey {
+    pub bytes: Vec<u8>,
+}
+
+impl Table {
+    pub(crate) fn new(db: Arc<Inner>, def: Arc<TableDef>) -> Table {
+        Table { db, def }
+    }
+
+    /// The table's name.
+    pub fn name(&self) -> &str {
+        &self.def.schema.name
+    }
+
+    /// The table's schema.
+    pub fn schema(&self) -> &TableSchema {
+        &self.def.schema
+    }
+
+    pub(crate) fn check_live(&self) -> Result<()> {
+        if self.def.dropped.load(Ordering::SeqCst) {
+            Err(Error::TableNotFound(self.name().to_owned()))
+        } else {
+            Ok(())
+        }
+    }
+
+    fn check_field(&self, f: &KeyField, v: &Value) -> Result<()> {
+        if f.accepts(v) {
+            Ok(())
+        } else {
+            Err(Error::KeyType {
+                table: self.name().to_owned(),
+                attr: f.name.clone(),
+                expected: f.kind.name().to_owned(),
+                found: v.kind().name().to_owned(),
+            })
+        }
+    }
+
+    fn field_value<'a>(&self, f: &KeyField, item: &'a Item) -> Result<&'a Value> {
+        match item.get(&f.name) {
+            None => Err(Error::MissingKeyAttribute {
+                table: self.name().to_owned(),
+                attr: f.name.clone(),
+            }),
+            Some(Attr::Value(v)) => {
+                self.check_field(f, v)?;
+                Ok(v)
+            }
+            Some(other) => Err(Error::KeyType {
+                table: self.name().to_owned(),
+                attr: f.name.clone(),
+                expected: f.kind.name().to_owned(),
+                found: other.type_name().to_owned(),
+            }),
+        }
+    }
+
+    /// The key of a full item (its key attributes, type-checked; other attributes ignored).
+    pub fn key_of(&self, item: &Item) -> Result<Key> {
+        let s = &self.def.schema;
+        let partition = s
+            .partition
+            .iter()
+            .map(|f| self.field_value(f, item).cloned())
+            .collect::<Result<_>>()?;
+        let sort = s
+            .sort
+            .iter()
+            .map(|f| self.field_value(f, item).cloned())
+            .collect::<Result<_>>()?;
+        Ok(Key { partition, sort })
+    }
+
+    /// A key from an item holding exactly the key attributes (an unknown attribute is an
+    /// error that names it).
+    pub fn key(&self, attrs: &Item) -> Result<Key> {
+        if let Some(extra) = attrs.keys().find(|n| !self.def.schema.is_key_attribute(n)) {
+            return Err(Error::invalid(
+                self.name(),
+                format!("{extra:?} is not a key attribute"),
+            ));
+        }
+        self.key_of(attrs)
+    }
+
+    /// Checks a key's arity and types.
+    pub fn check_key(&self, key: &Key) -> Result<()> {
+        let s = &self.def.schema;
+        if key.partition.len() != s.partition.len() || key.sort.len() != s.sort.len() {
+            return Err(Error::invalid(
+                self.name(),
+                format!(
+                    "a key has {} partition and {} sort values, got {} and {}",
+                    s.partition.len(),
+                    s.sort.len(),
+                    key.partition.len(),
+                    key.sort.len()
+                ),
+            ));
+        }
+        for (f, v) in s
+            .key_fields()
+            .zip(key.partition.iter().chain(key.sort.iter()))
+        {
+            self.check_field(f, v)?;
+        }
+        Ok(())
+    }
+
+    /// Checks a partition's arity and types.
+    pub(crate) fn check_partition(&self, partition: &[Value]) -> Result<()> {
+        let s = &self.def.schema;
+        if partition.len() != s.partition.len() {
+            return Err(Error::invalid(
+                self.name(),
+                format!(
+                    "a partition has {} values, got {}",
+                    s.partition.len(),
+                    partition.len()
+                ),
+            ));
+        }
+        for (f, v) in s.partition.iter().zip(partition) {
+            self.check_field(f, v)?;
+        }
+        Ok(())
+    }
+
+    /// Checks values for a prefix of the sort fields.
+    pub(crate) fn check_sort_prefix(&self, values: &[Value]) -> Result<()> {
+        let s = &self.def.schema;
+        if values.is_empty() || values.len() > s.sort.len() {
+            return Err(Error::invalid(
+                self.name(),
+                format!(
+                    "a sort condition takes 1 to {} values (the table has {} sort fields), got {}",
+                    s.sort.len(),
+                    s.sort.len(),
+                    values.len()
+                ),
+            ));
+        }
+        for (f, v) in s.sort.iter().zip(values) {
+            self.check_field(f, v)?;
+        }
+        Ok(())
+    }
+
+    /// The partition hash `h` of a partition (see [`crate::keys`]); Scan segment `i` of `n`
+    /// holds the partitions with `h * n / 65536 == i`.
+    pub fn partition_hash(&self, partition: &[Value]) -> Result<u16> {
+        self.check_partition(partition)?;
+        self.def.layout.partition_hash(partition)
+    }
+
+    pub(crate) fn encode_key(&self, key: &Key) -> Result<EncodedKey> {
+        self.check_key(key)?;
+        let h = self.def.layout.partition_hash(&key.partition)?;
+        Ok(EncodedKey {
+            bytes: self.def.layout.item_key(h, &key.partition, &key.sort)?,
+        })
+    }
+
+    /// Encoded key and value of an item.
+    pub(crate) fn encode_item(&self, item: &Item) -> Result<(Key, Vec<u8>, Vec<u8>)> {
+        let key = self.key_of(item)?;
+        let k = self.encode_key(&key)?.bytes;
+        Ok((key, k, encode_item(item)))
+    }
+
+    fn write(&self, batch: WriteBatch) -> std::result::Result<(), strata_lsm::Error> {
+        self.db.engine.write(batch)
+    }
+
+    fn gated_write(&self, batch: WriteBatch) -> Result<std::result::Result<(), strata_lsm::Error>> {
+        let _gate = self.db.write_guard();
+        self.check_live()?;
+        Ok(self.write(batch))
+    }
+
+    /// Stores `item`, replacing any item with the same key.
+    pub fn put(&self, item: &Item) -> Result<()> {
+        let (_, k, v) = self.encode_item(item)?;
+        let mut b = WriteBatch::new();
+        b.put(k, v);
+        Ok(self.gated_write(b)??)
+    }
+
+    /// Stores `item` only if no item has its key yet, atomically with the write; otherwise
+    /// [`Error::ConditionFailed`] and nothing is written.
+    pub fn put_if_not_exists(&self, item: &Item) -> Result<()> {
+        let (key, k, v) = self.encode_item(item)?;
+        let mut b = WriteBatch::new();
+        b.require(Condition::Absent(k.clone()));
+        b.put(k, v);
+        match self.gated_write(b)? {
+            Ok(()) => Ok(()),
+            Err(strata_lsm::Error::ConditionFailed { .. }) => Err(Error::ConditionFailed {
+                table: self.name().to_owned(),
+                reason: format!("an item with key {key} already exists"),
+            }),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// The item with `key`, if any.
+    pub fn get(&self, key: &Key) -> Result<Option<Item>> {
+        let k = self.encode_key(key)?;
+        let v = self.db.engine.get(&k.bytes)?;
+        self.check_live()?;
+        v.map(|v| decode_item(&v)).transpose()
+    }
+
+    /// Deletes the item with `key` (no error when there is none).
+    pub fn delete(&self, key: &Key) -> Result<()> {
+        let k = self.encode_key(key)?;
+        let mut b = WriteBatch::new();
+        b.delete(k.bytes);
+        Ok(self.gated_write(b)??)
+    }
+}
