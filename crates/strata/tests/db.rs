@@ -312,21 +312,24 @@ fn query_operators_on_a_descending_sort_key() {
     let v = |x: i128| vec![Value::Int(x)];
     assert_eq!(run(None, false), vec![9, 8, 7, 6, 5, 4, 3, 2, 1]);
     assert_eq!(run(None, true), vec![1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    // Operators compare values, whatever the field's direction; the order of the results
+    // follows the schema (descending here).
     assert_eq!(
-        run(Some(SortCondition::Between(v(7), v(3))), false),
+        run(Some(SortCondition::Between(v(3), v(7))), false),
         vec![7, 6, 5, 4, 3]
     );
     assert_eq!(
-        run(Some(SortCondition::Between(v(3), v(7))), false),
+        run(Some(SortCondition::Between(v(7), v(3))), false),
         Vec::<i128>::new()
     );
     assert_eq!(run(Some(SortCondition::Eq(v(4))), false), vec![4]);
-    // In a descending field "lt 4" means "sorts before 4": 9 … 5.
+    assert_eq!(run(Some(SortCondition::Lt(v(4))), false), vec![3, 2, 1]);
+    assert_eq!(run(Some(SortCondition::Le(v(4))), false), vec![4, 3, 2, 1]);
+    assert_eq!(run(Some(SortCondition::Gt(v(7))), false), vec![9, 8]);
     assert_eq!(
-        run(Some(SortCondition::Lt(v(4))), false),
-        vec![9, 8, 7, 6, 5]
+        run(Some(SortCondition::Ge(v(4))), true),
+        vec![4, 5, 6, 7, 8, 9]
     );
-    assert_eq!(run(Some(SortCondition::Ge(v(4))), true), vec![1, 2, 3, 4]);
 }
 
 #[test]

@@ -14,7 +14,7 @@
 //! `0x02..=0x7f`; a descending element is the bitwise complement of the ascending encoding (with
 //! the NULL placement swapped), so its tag is in `0x80..=0xfd` and the decoder knows the
 //! direction. Integers fold their length into the tag; string bytes are shifted by 2 (a prefix-free code) and end
-//! with `0x01`; fixed-width payloads end with a `0x01` trailer.
+//! with `0x01`; f64 and UUID payloads end in a base-254 digit (a second tag pays for it).
 
 pub(crate) use crate::codec::float::{ordered_f32, ordered_f64, unordered_f32, unordered_f64};
 use crate::codec::TupleCodec;

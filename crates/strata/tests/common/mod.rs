@@ -143,8 +143,35 @@ pub fn prefix_cmp(fields: &[KeyField], a: &[Value], v: &[Value]) -> Ordering {
         .unwrap_or(Ordering::Equal)
 }
 
+/// Value semantics: on sort fields that are all descending, `lt`/`gt` etc. mean `<`/`>` on
+/// values, i.e. the mirrored comparison in the table's (descending) order.
+fn mirrored(schema: &TableSchema, c: &SortCondition) -> SortCondition {
+    let len = match c {
+        SortCondition::Between(lo, hi) => lo.len().max(hi.len()),
+        SortCondition::Eq(v)
+        | SortCondition::Lt(v)
+        | SortCondition::Le(v)
+        | SortCondition::Gt(v)
+        | SortCondition::Ge(v)
+        | SortCondition::BeginsWith(v) => v.len(),
+    };
+    let n = len.min(schema.sort.len());
+    if n == 0 || schema.sort[..n].iter().any(|f| f.order != Direction::Desc) {
+        return c.clone();
+    }
+    match c {
+        SortCondition::Lt(v) => SortCondition::Gt(v.clone()),
+        SortCondition::Le(v) => SortCondition::Ge(v.clone()),
+        SortCondition::Gt(v) => SortCondition::Lt(v.clone()),
+        SortCondition::Ge(v) => SortCondition::Le(v.clone()),
+        SortCondition::Between(lo, hi) => SortCondition::Between(hi.clone(), lo.clone()),
+        other => other.clone(),
+    }
+}
+
 pub fn model_matches(schema: &TableSchema, sort: &[Value], c: &SortCondition) -> bool {
     let f = &schema.sort;
+    let c = &mirrored(schema, c);
     match c {
         SortCondition::Eq(v) => prefix_cmp(f, sort, v).is_eq(),
         SortCondition::Lt(v) => prefix_cmp(f, sort, v).is_lt(),
