@@ -23,9 +23,9 @@
 //! let page = posts.query(
 //!     &Query::new(vec![Value::from("u1")]).sort(SortCondition::Le(vec![Value::Int(3)])).limit(2),
 //! )?;
-//! // Descending: 5, 4, 3, ... and `le 3` means "sorts at or before 3" (see `query`).
+//! // `le 3` compares values (ts ≤ 3); results come in the table's order: newest first.
 //! let ts: Vec<_> = page.items.iter().map(|i| i.value("ts").cloned()).collect();
-//! assert_eq!(ts, vec![Some(Value::Int(5)), Some(Value::Int(4))]);
+//! assert_eq!(ts, vec![Some(Value::Int(3)), Some(Value::Int(2))]);
 //! assert!(page.last_key.is_some());
 //! # Ok::<(), strata::Error>(())
 //! ```

@@ -39,13 +39,13 @@ pub const MAX_SEGMENTS: u32 = 1_000_000;
 pub enum SortCondition {
     /// Prefix equal to the values.
     Eq(Vec<Value>),
-    /// Prefix sorts before the values.
+    /// Prefix less than the values (value order; see the module docs).
     Lt(Vec<Value>),
-    /// Prefix sorts before or equal.
+    /// Prefix less than or equal.
     Le(Vec<Value>),
-    /// Prefix sorts after.
+    /// Prefix greater than the values.
     Gt(Vec<Value>),
-    /// Prefix sorts after or equal.
+    /// Prefix greater than or equal.
     Ge(Vec<Value>),
     /// `lo <= prefix <= hi` (each bound compared on its own length).
     Between(Vec<Value>, Vec<Value>),
