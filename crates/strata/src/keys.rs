@@ -110,32 +110,24 @@ impl KeyLayout {
         Ok((crc32fast::hash(&bytes) >> 16) as u16)
     }
 
-    /// Encoding of `(id, h, partition…, sort_prefix…)`.
+    /// Encoding of `(id, h, partition…, sort…)`: a whole item key, or a key prefix when `sort`
+    /// holds only leading sort values. The values are encoded in place (no tuple is built, so
+    /// no value is cloned per key).
     pub fn key(&self, h: u16, partition: &[Value], sort: &[Value]) -> Result<Vec<u8>> {
-        let mut t = Vec::with_capacity(2 + partition.len() + sort.len());
-        t.push(Value::Int(self.id as i128));
-        t.push(Value::Int(h as i128));
-        t.extend_from_slice(partition);
-        t.extend_from_slice(sort);
+        let orders = self.codec.orders();
         let mut out = Vec::with_capacity(32);
-        self.codec
-            .encode_into(&t, &mut out)
-            .map_err(|e| self.enc_err(e))?;
+        NativeCodec::encode_element(&Value::Int(self.id as i128), Order::default(), &mut out);
+        NativeCodec::encode_element(&Value::Int(h as i128), Order::default(), &mut out);
+        for (i, v) in partition.iter().chain(sort).enumerate() {
+            let order = orders.get(2 + i).copied().unwrap_or_default();
+            NativeCodec::encode_element(v, order, &mut out);
+        }
         Ok(out)
     }
 
-    /// Encoding of a whole item key `(id, h, partition…, sort…)`.
+    /// Encoding of a whole item key `(id, h, partition…, sort…)` (same bytes as [`Self::key`]).
     pub fn item_key(&self, h: u16, partition: &[Value], sort: &[Value]) -> Result<Vec<u8>> {
-        let mut t = Vec::with_capacity(3 + partition.len() + sort.len());
-        t.push(Value::Int(self.id as i128));
-        t.push(Value::Int(h as i128));
-        t.extend_from_slice(partition);
-        t.extend_from_slice(sort);
-        let mut out = Vec::with_capacity(32);
-        self.codec
-            .encode_into(&t, &mut out)
-            .map_err(|e| self.enc_err(e))?;
-        Ok(out)
+        self.key(h, partition, sort)
     }
 
     /// Encoding of `(id)`: the prefix of every key of the table.

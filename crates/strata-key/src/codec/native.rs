@@ -454,43 +454,34 @@ pub(crate) fn encode_i64(x: i64, out: &mut Vec<u8>) {
     out.extend_from_slice(&buf[..p + 1]);
 }
 
-/// Integers beyond `i64`: the general `u128` path.
+/// Integers beyond `i64`: the general `u128` path (one code for both signs: negatives use
+/// the mirrored classes, descending tags and complemented payloads).
 fn encode_int_wide(v: i128, out: &mut Vec<u8>) {
-    if v >= 0 {
-        let m = v as u128;
-        if m < POS_CLASSES[0].tags as u128 {
-            out.push(TAG_ZERO + m as u8);
-            return;
-        }
-        let c = class_of(m, &POS_STARTS);
-        let class = POS_CLASSES[c];
-        let off = m - POS_STARTS[c];
-        let pt = per_tag(class.p);
-        let (k, rem) = if class.tags == 1 {
-            (0, off)
-        } else {
-            (off / pt, off % pt)
-        };
-        let first_tag = TAG_ZERO as u32 + class_tag_offset(&POS_CLASSES, c);
-        out.push((first_tag + k as u32) as u8);
-        put_payload(out, rem, class.p as usize, false);
+    let neg = v < 0;
+    // Negatives: the distance below -1 (-1 -> 0, -2 -> 1, ...); never overflows.
+    let (m, classes, starts) = if neg {
+        (!v as u128, &NEG_CLASSES, &NEG_STARTS)
     } else {
-        // Magnitude of v's distance below -1: -1 -> 0, -2 -> 1, ...; never overflows.
-        let m = !v as u128;
-        let c = class_of(m, &NEG_STARTS);
-        let class = NEG_CLASSES[c];
-        let off = m - NEG_STARTS[c];
-        let pt = per_tag(class.p);
-        let (k, rem) = if class.tags == 1 {
-            (0, off)
-        } else {
-            (off / pt, off % pt)
-        };
-        let first_tag = TAG_ZERO as u32 - 1 - class_tag_offset(&NEG_CLASSES, c);
-        out.push((first_tag - k as u32) as u8);
-        if class.p > 0 {
-            put_payload(out, rem, class.p as usize, true);
-        }
+        (v as u128, &POS_CLASSES, &POS_STARTS)
+    };
+    let c = class_of(m, starts);
+    let class = classes[c];
+    let off = m - starts[c];
+    let pt = per_tag(class.p);
+    let (k, rem) = if class.tags == 1 {
+        (0, off)
+    } else {
+        (off / pt, off % pt)
+    };
+    let dist = class_tag_offset(classes, c) + k as u32;
+    let tag = if neg {
+        TAG_ZERO as u32 - 1 - dist
+    } else {
+        TAG_ZERO as u32 + dist
+    };
+    out.push(tag as u8);
+    if class.p > 0 {
+        put_payload(out, rem, class.p as usize, neg);
     }
 }
 
