@@ -9,9 +9,22 @@
 //! is turned into the mirrored key-order condition, [`SortCondition::in_key_order`]). When the
 //! named fields mix directions, a value comparison would not be one contiguous key range, so the
 //! condition compares **in the table's order** instead ("sorts before"; documented and tested).
-//! NULLs compare where the schema places them (first or last in the table's order).
 //! `between` is inclusive at both ends. `begins_with` takes equal values for the leading fields
-//! and a text or bytes prefix for the last one (NULL never matches it).
+//! and a text or bytes prefix for the last one.
+//!
+//! # NULLs
+//! A comparison with NULL is unknown and never matches, as in SQL and DynamoDB:
+//! `lt`/`le`/`gt`/`ge`/`between` compare the item's sort prefix with the condition's values
+//! like SQL compares rows — field by field, the first field that differs decides, and a NULL
+//! met before that (in the item or in the condition) means no match. So on a single sort
+//! field they never match an item whose value is NULL, whatever the field's direction and
+//! NULL placement (placement orders results; it never makes NULL "less than 5"). On several
+//! fields, `lt [1, 2]` matches `(0, NULL)` (decided by the first field) but not `(1, NULL)`
+//! nor `(NULL, 0)`. `begins_with` never matches a NULL in its last named field.
+//! `eq` is key identity (SQL's `IS NOT DISTINCT FROM`), the same equality as [`Table::get`]:
+//! `eq [null]` matches exactly the items whose sort value is NULL — the one way to select them
+//! with a Query — and `eq [5]` never matches NULL. The leading values of `begins_with` use
+//! the same equality.
 //!
 //! # Pagination
 //! A page holds at most `limit` items. When more items match, the page's `last_key` is the key
@@ -168,14 +181,26 @@ pub struct Page {
     pub last_key: Option<Key>,
 }
 
-fn cmp_prefix(table: &Table, sort: &[&Value], v: &[Value]) -> Ordering {
+/// SQL's row comparison of an item's sort prefix with condition values, in the table's order:
+/// the first field that differs decides; a NULL met before that (in the item or in the
+/// condition) makes the comparison unknown (`None`), and an unknown comparison never matches.
+fn cmp_prefix(table: &Table, sort: &[&Value], v: &[Value]) -> Option<Ordering> {
     for ((f, a), b) in table.schema().sort.iter().zip(sort).zip(v) {
+        if a.is_null() || b.is_null() {
+            return None;
+        }
         match f.cmp(a, b) {
             Ordering::Equal => {}
-            o => return o,
+            o => return Some(o),
         }
     }
-    Ordering::Equal
+    Some(Ordering::Equal)
+}
+
+/// Key identity of an item's sort prefix and condition values (`IS NOT DISTINCT FROM`: a
+/// NULL value equals a NULL): what `eq` and the leading values of `begins_with` mean.
+fn same_prefix(sort: &[&Value], v: &[Value]) -> bool {
+    sort.iter().zip(v).all(|(a, b)| *a == b)
 }
 
 fn starts_with(a: &Value, p: &Value) -> bool {
@@ -228,22 +253,24 @@ impl SortCondition {
         }
     }
 
-    /// Whether an item's sort values satisfy the condition.
+    /// Whether an item's sort values satisfy the condition (already in key order, see
+    /// [`SortCondition::in_key_order`]).
     fn matches(&self, table: &Table, sort: &[&Value]) -> bool {
         use SortCondition::*;
+        let cmp = |v: &[Value]| cmp_prefix(table, sort, v);
         match self {
-            Eq(v) => cmp_prefix(table, sort, v) == Ordering::Equal,
-            Lt(v) => cmp_prefix(table, sort, v) == Ordering::Less,
-            Le(v) => cmp_prefix(table, sort, v) != Ordering::Greater,
-            Gt(v) => cmp_prefix(table, sort, v) == Ordering::Greater,
-            Ge(v) => cmp_prefix(table, sort, v) != Ordering::Less,
+            Eq(v) => same_prefix(sort, v),
+            Lt(v) => cmp(v) == Some(Ordering::Less),
+            Le(v) => matches!(cmp(v), Some(Ordering::Less | Ordering::Equal)),
+            Gt(v) => cmp(v) == Some(Ordering::Greater),
+            Ge(v) => matches!(cmp(v), Some(Ordering::Greater | Ordering::Equal)),
             Between(lo, hi) => {
-                cmp_prefix(table, sort, lo) != Ordering::Less
-                    && cmp_prefix(table, sort, hi) != Ordering::Greater
+                matches!(cmp(lo), Some(Ordering::Greater | Ordering::Equal))
+                    && matches!(cmp(hi), Some(Ordering::Less | Ordering::Equal))
             }
             BeginsWith(v) => {
                 let k = v.len() - 1;
-                cmp_prefix(table, sort, &v[..k]) == Ordering::Equal && starts_with(sort[k], &v[k])
+                same_prefix(sort, &v[..k]) && starts_with(sort[k], &v[k])
             }
         }
     }

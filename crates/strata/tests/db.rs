@@ -382,3 +382,172 @@ fn scan_segments_up_to_a_million() {
     }
     assert!(t.scan(&Scan::segment(999_999, 1_000_000)).is_ok());
 }
+
+/// The sort values a query returns, in order.
+fn sort_values(t: &strata::Table, c: SortCondition) -> Vec<Value> {
+    t.query(&Query::new(vec![Value::from("u")]).sort(c))
+        .unwrap()
+        .items
+        .iter()
+        .map(|i| i.value("s").unwrap().clone())
+        .collect()
+}
+
+#[test]
+fn a_null_sort_value_never_satisfies_a_comparison() {
+    use SortCondition::*;
+    let int = |i: i128| Value::Int(i);
+    let text = |s: &str| Value::from(s);
+    // Every direction and NULL placement of an int and a text sort field.
+    for (desc, nulls_last) in [(false, false), (false, true), (true, false), (true, true)] {
+        let db = Db::memory().unwrap();
+        let field = |kind| {
+            let mut f = KeyField::new("s", kind);
+            if desc {
+                f = f.desc();
+            }
+            if nulls_last {
+                f = f.nulls_last();
+            }
+            f
+        };
+        let ints = db
+            .create_table(
+                TableSchema::new("ints", vec![KeyField::new("p", Kind::Text)])
+                    .with_sort(vec![field(Kind::Int)]),
+            )
+            .unwrap();
+        let texts = db
+            .create_table(
+                TableSchema::new("texts", vec![KeyField::new("p", Kind::Text)])
+                    .with_sort(vec![field(Kind::Text)]),
+            )
+            .unwrap();
+        for v in [Value::Null, int(1), int(5), int(9)] {
+            ints.put(&Item::new().with("p", "u").with("s", v)).unwrap();
+        }
+        for v in [Value::Null, text(""), text("ab"), text("b")] {
+            texts.put(&Item::new().with("p", "u").with("s", v)).unwrap();
+        }
+        let order = |mut v: Vec<Value>| {
+            if desc {
+                v.reverse();
+            }
+            v
+        };
+        let what = format!("desc {desc}, nulls_last {nulls_last}");
+        assert_eq!(
+            sort_values(&ints, Lt(vec![int(5)])),
+            order(vec![int(1)]),
+            "{what}"
+        );
+        assert_eq!(
+            sort_values(&ints, Le(vec![int(5)])),
+            order(vec![int(1), int(5)]),
+            "{what}"
+        );
+        assert_eq!(
+            sort_values(&ints, Gt(vec![int(1)])),
+            order(vec![int(5), int(9)]),
+            "{what}"
+        );
+        assert_eq!(
+            sort_values(&ints, Ge(vec![int(1)])),
+            order(vec![int(1), int(5), int(9)]),
+            "{what}"
+        );
+        assert_eq!(
+            sort_values(&ints, Between(vec![int(0)], vec![int(100)])),
+            order(vec![int(1), int(5), int(9)]),
+            "{what}"
+        );
+        // A NULL in the condition is unknown too: nothing matches.
+        for c in [Lt, Le, Gt, Ge] {
+            assert_eq!(sort_values(&ints, c(vec![Value::Null])), vec![], "{what}");
+        }
+        assert_eq!(
+            sort_values(&ints, Between(vec![Value::Null], vec![int(9)])),
+            vec![]
+        );
+        // `eq` is key identity: `eq null` selects the NULL item, `eq 5` never matches NULL.
+        assert_eq!(
+            sort_values(&ints, Eq(vec![Value::Null])),
+            vec![Value::Null],
+            "{what}"
+        );
+        assert_eq!(sort_values(&ints, Eq(vec![int(5)])), vec![int(5)], "{what}");
+        // The empty prefix begins every text, never NULL.
+        assert_eq!(
+            sort_values(&texts, BeginsWith(vec![text("")])),
+            order(vec![text(""), text("ab"), text("b")]),
+            "{what}"
+        );
+    }
+}
+
+#[test]
+fn a_multi_field_condition_compares_like_sql_rows() {
+    use SortCondition::*;
+    let db = Db::memory().unwrap();
+    let t = db
+        .create_table(
+            TableSchema::new("t", vec![KeyField::new("p", Kind::Text)]).with_sort(vec![
+                KeyField::new("a", Kind::Int),
+                KeyField::new("b", Kind::Text),
+            ]),
+        )
+        .unwrap();
+    let n = Value::Null;
+    let rows = [
+        (n.clone(), Value::from("x")),
+        (Value::Int(0), n.clone()),
+        (Value::Int(1), n.clone()),
+        (Value::Int(1), Value::from("a")),
+        (Value::Int(1), Value::from("ab")),
+        (Value::Int(2), n.clone()),
+    ];
+    for (a, b) in &rows {
+        t.put(
+            &Item::new()
+                .with("p", "u")
+                .with("a", a.clone())
+                .with("b", b.clone()),
+        )
+        .unwrap();
+    }
+    let got = |c: SortCondition| -> Vec<(Value, Value)> {
+        t.query(&Query::new(vec![Value::from("u")]).sort(c))
+            .unwrap()
+            .items
+            .iter()
+            .map(|i| (i.value("a").unwrap().clone(), i.value("b").unwrap().clone()))
+            .collect()
+    };
+    // (0, NULL) < (1, "b") is decided by the first field; (1, NULL) and (NULL, "x") are unknown.
+    assert_eq!(
+        got(Lt(vec![Value::Int(1), Value::from("b")])),
+        vec![rows[1].clone(), rows[3].clone(), rows[4].clone()]
+    );
+    // A one-field prefix ignores the second field, NULL or not.
+    assert_eq!(
+        got(Ge(vec![Value::Int(1)])),
+        vec![
+            rows[2].clone(),
+            rows[3].clone(),
+            rows[4].clone(),
+            rows[5].clone()
+        ]
+    );
+    assert_eq!(
+        got(Eq(vec![Value::Int(1), n.clone()])),
+        vec![rows[2].clone()]
+    );
+    assert_eq!(
+        got(BeginsWith(vec![Value::Int(1), Value::from("a")])),
+        vec![rows[3].clone(), rows[4].clone()]
+    );
+    assert_eq!(
+        got(BeginsWith(vec![n.clone(), Value::from("")])),
+        vec![rows[0].clone()]
+    );
+}
