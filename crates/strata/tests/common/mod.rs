@@ -286,6 +286,11 @@ pub fn query_all(t: &Table, q: &Query) -> Vec<Item> {
     let mut pages = 0;
     loop {
         let Page { items, last_key } = t.query(&q).unwrap();
+        // The streaming form returns the same items and last key.
+        let mut rows = t.query_rows(&q).unwrap();
+        let streamed: Vec<Item> = rows.by_ref().map(Result::unwrap).collect();
+        assert_eq!(streamed, items);
+        assert_eq!(rows.last_key(), last_key.as_ref());
         if let Some(l) = q.limit {
             assert!(items.len() <= l);
         }
