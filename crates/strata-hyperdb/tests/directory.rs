@@ -30,7 +30,10 @@ fn one_writer_or_many_readers() {
         Hyperdb::create(&dir, CreateOptions::default()),
         Err(Error::Locked { .. })
     ));
-    assert!(matches!(Hyperdb::verify_dir(&dir), Err(Error::Locked { .. })));
+    assert!(matches!(
+        Hyperdb::verify_dir(&dir),
+        Err(Error::Locked { .. })
+    ));
     drop(db);
     // Readers share.
     let r1 = Hyperdb::open_read_only(&dir).unwrap();
