@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use crate::coding::{get_bytes, get_varint, put_bytes, put_varint};
-use crate::error::{Error, Result};
+use crate::error::{Error, FormatError, Result};
 use crate::fs::{Fs, WritableFile};
 use crate::record::{self, LogEnd};
 use crate::sst::table::FileMeta;
@@ -23,10 +23,7 @@ pub const MANIFEST_MAGIC: &[u8; 8] = b"STRMAN01";
 /// Number of levels of each stripe.
 pub const LEVELS: usize = 5;
 
-/// Name of manifest file `n`.
-pub fn manifest_name(n: u64) -> String {
-    format!("MANIFEST-{n:06}")
-}
+pub use crate::filename::manifest_name;
 
 /// One change to the database state.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -106,14 +103,14 @@ pub fn encode_edits(edits: &[Edit]) -> Vec<u8> {
 }
 
 /// Decodes a record payload into edits; errors give the byte offset in the payload.
-pub fn decode_edits(p: &[u8]) -> std::result::Result<Vec<Edit>, (usize, String)> {
+pub fn decode_edits(p: &[u8]) -> std::result::Result<Vec<Edit>, FormatError> {
     let mut out = Vec::new();
     let mut pos = 0;
     while pos < p.len() {
         let at = pos;
         let tag = p[pos];
         pos += 1;
-        let bad = |what: &str| (at, format!("bad {what} edit"));
+        let bad = |what: &str| FormatError::new(at, format!("bad {what} edit"));
         let mut v = |what: &str| get_varint(p, &mut pos).ok_or_else(|| bad(what));
         let e = match tag {
             1 => Edit::Stripes(u32::try_from(v("stripes")?).map_err(|_| bad("stripes"))?),
@@ -125,7 +122,7 @@ pub fn decode_edits(p: &[u8]) -> std::result::Result<Vec<Edit>, (usize, String)>
                 let level = *p.get(pos).ok_or_else(|| bad("file"))?;
                 pos += 1;
                 if usize::from(level) >= LEVELS {
-                    return Err((at, format!("level {level} out of range")));
+                    return Err(FormatError::new(at, format!("level {level} out of range")));
                 }
                 let id = get_varint(p, &mut pos).ok_or_else(|| bad("file"))?;
                 if tag == 6 {
@@ -148,7 +145,7 @@ pub fn decode_edits(p: &[u8]) -> std::result::Result<Vec<Edit>, (usize, String)>
                     }
                 }
             }
-            t => return Err((at, format!("unknown edit tag {t}"))),
+            t => return Err(FormatError::new(at, format!("unknown edit tag {t}"))),
         };
         out.push(e);
     }
@@ -235,8 +232,8 @@ pub fn read_manifest(data: &[u8], path: &Path) -> Result<ManifestState> {
     }
     let mut st = ManifestState::default();
     for (off, payload) in contents.records {
-        let edits = decode_edits(payload)
-            .map_err(|(at, r)| corrupt(off + record::HEADER as u64 + at as u64, r))?;
+        let edits =
+            decode_edits(payload).map_err(|e| e.in_file(path, off + record::HEADER as u64))?;
         for e in edits {
             st.apply(e);
         }
