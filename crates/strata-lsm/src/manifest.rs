@@ -266,24 +266,20 @@ impl ManifestWriter {
         state: &ManifestState,
     ) -> Result<ManifestWriter> {
         let path = dir.join(manifest_name(number));
-        let io = |p: &Path| {
-            let p = p.to_path_buf();
-            move |source| Error::Io { path: p, source }
-        };
-        let mut file = fs.create(&path).map_err(io(&path))?;
+        let mut file = fs.create(&path).map_err(Error::io(&path))?;
         let mut buf = MANIFEST_MAGIC.to_vec();
         record::frame(&mut buf, &encode_edits(&state.snapshot()));
-        file.append(&buf).map_err(io(&path))?;
-        file.sync().map_err(io(&path))?;
+        file.append(&buf).map_err(Error::io(&path))?;
+        file.sync().map_err(Error::io(&path))?;
         let tmp = dir.join("CURRENT.tmp");
-        let mut cur = fs.create(&tmp).map_err(io(&tmp))?;
+        let mut cur = fs.create(&tmp).map_err(Error::io(&tmp))?;
         cur.append(format!("{}\n", manifest_name(number)).as_bytes())
-            .map_err(io(&tmp))?;
-        cur.sync().map_err(io(&tmp))?;
+            .map_err(Error::io(&tmp))?;
+        cur.sync().map_err(Error::io(&tmp))?;
         drop(cur);
         let current = dir.join("CURRENT");
-        fs.rename(&tmp, &current).map_err(io(&current))?;
-        fs.sync_dir(dir).map_err(io(dir))?;
+        fs.rename(&tmp, &current).map_err(Error::io(&current))?;
+        fs.sync_dir(dir).map_err(Error::io(dir))?;
         Ok(ManifestWriter {
             file,
             path,
@@ -296,15 +292,8 @@ impl ManifestWriter {
     pub fn append(&mut self, edits: &[Edit]) -> Result<()> {
         let mut buf = Vec::new();
         record::frame(&mut buf, &encode_edits(edits));
-        let io = |source| Error::Io {
-            path: self.path.clone(),
-            source,
-        };
-        self.file.append(&buf).map_err(io)?;
-        self.file.sync().map_err(|source| Error::Io {
-            path: self.path.clone(),
-            source,
-        })?;
+        self.file.append(&buf).map_err(Error::io(&self.path))?;
+        self.file.sync().map_err(Error::io(&self.path))?;
         self.bytes += buf.len() as u64;
         Ok(())
     }
@@ -317,12 +306,7 @@ pub fn load_current(fs: &dyn Fs, dir: &Path) -> Result<Option<(u64, ManifestStat
     let data = match fs.read(&current) {
         Ok(d) => d,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(source) => {
-            return Err(Error::Io {
-                path: current,
-                source,
-            })
-        }
+        Err(source) => return Err(Error::io(current)(source)),
     };
     let name = std::str::from_utf8(&data)
         .ok()
@@ -337,10 +321,7 @@ pub fn load_current(fs: &dyn Fs, dir: &Path) -> Result<Option<(u64, ManifestStat
             reason: "CURRENT does not name a manifest".into(),
         })?;
     let path = dir.join(name);
-    let data = fs.read(&path).map_err(|source| Error::Io {
-        path: path.clone(),
-        source,
-    })?;
+    let data = fs.read(&path).map_err(Error::io(&path))?;
     Ok(Some((number, read_manifest(&data, &path)?)))
 }
 

@@ -92,18 +92,11 @@ impl WalWriter {
     /// Creates WAL file `number` in `dir` (and makes its directory entry durable).
     pub fn create(fs: &dyn Fs, dir: &Path, number: u64) -> Result<WalWriter> {
         let path = dir.join(wal_name(number));
-        let io = |source| Error::Io {
-            path: path.clone(),
-            source,
-        };
-        let mut file = fs.create(&path).map_err(io)?;
-        file.append(WAL_MAGIC).map_err(io)?;
-        file.sync().map_err(io)?;
-        fs.sync_dir(dir).map_err(|source| Error::Io {
-            path: dir.to_path_buf(),
-            source,
-        })?;
-        let syncer = file.syncer().map_err(io)?;
+        let mut file = fs.create(&path).map_err(Error::io(&path))?;
+        file.append(WAL_MAGIC).map_err(Error::io(&path))?;
+        file.sync().map_err(Error::io(&path))?;
+        fs.sync_dir(dir).map_err(Error::io(dir))?;
+        let syncer = file.syncer().map_err(Error::io(&path))?;
         Ok(WalWriter {
             file,
             syncer,

@@ -63,10 +63,7 @@ pub struct SstWriter {
 impl SstWriter {
     /// Creates the file.
     pub fn create(fs: &dyn Fs, path: &Path, id: u64, block_bytes: usize) -> Result<SstWriter> {
-        let file = fs.create(path).map_err(|source| Error::Io {
-            path: path.to_path_buf(),
-            source,
-        })?;
+        let file = fs.create(path).map_err(Error::io(path))?;
         Ok(SstWriter {
             file,
             path: path.to_path_buf(),
@@ -82,10 +79,7 @@ impl SstWriter {
     }
 
     fn io(&self, source: std::io::Error) -> Error {
-        Error::Io {
-            path: self.path.clone(),
-            source,
-        }
+        Error::io(&self.path)(source)
     }
 
     fn write_block(&mut self, data: &[u8]) -> Result<(u64, u32)> {
@@ -140,7 +134,7 @@ impl SstWriter {
     pub fn finish(self) -> Result<FileMeta> {
         let path = self.path.clone();
         let (meta, mut file) = self.finish_unsynced()?;
-        file.sync().map_err(|source| Error::Io { path, source })?;
+        file.sync().map_err(Error::io(path))?;
         Ok(meta)
     }
 
@@ -296,20 +290,13 @@ pub struct Table {
 
 impl Table {
     fn corrupt(path: &Path, offset: u64, reason: impl Into<String>) -> Error {
-        Error::Corruption {
-            file: path.to_path_buf(),
-            offset,
-            reason: reason.into(),
-        }
+        Error::corruption(path, offset, reason)
     }
 
     /// Reads `len` bytes + CRC at `off` and verifies them.
     fn read_checked(file: &dyn ReadableFile, path: &Path, off: u64, len: u32) -> Result<Vec<u8>> {
         let mut buf = vec![0u8; len as usize + 4];
-        file.read_at(&mut buf, off).map_err(|source| Error::Io {
-            path: path.to_path_buf(),
-            source,
-        })?;
+        file.read_at(&mut buf, off).map_err(Error::io(path))?;
         let want = u32_at(&buf, len as usize).unwrap_or(0);
         buf.truncate(len as usize);
         if crc(&buf) != want {
@@ -325,10 +312,7 @@ impl Table {
         meta: FileMeta,
         cache: Arc<BlockCache>,
     ) -> Result<Table> {
-        let file = fs.open(path).map_err(|source| Error::Io {
-            path: path.to_path_buf(),
-            source,
-        })?;
+        let file = fs.open(path).map_err(Error::io(path))?;
         let len = file.len();
         if len < FOOTER as u64 {
             return Err(Table::corrupt(
@@ -339,10 +323,7 @@ impl Table {
         }
         let fo = len - FOOTER as u64;
         let mut f = vec![0u8; FOOTER];
-        file.read_at(&mut f, fo).map_err(|source| Error::Io {
-            path: path.to_path_buf(),
-            source,
-        })?;
+        file.read_at(&mut f, fo).map_err(Error::io(path))?;
         let footer = decode_footer(&f, len).map_err(|e| e.in_file(path, fo))?;
         let ib = Table::read_checked(file.as_ref(), path, footer.index_off, footer.index_len)?;
         let iblock = Block::new(Arc::new(ib)).map_err(|e| e.in_file(path, footer.index_off))?;
