@@ -21,6 +21,7 @@ use crate::table::{Key, Table};
 
 const TYPE_TAGS: &[&str] = &[
     "null", "bool", "int", "f32", "f64", "bytes", "blob", "text", "uuid", "time", "tuple",
+    "decimal",
 ];
 
 /// A JSON value that is not a valid item, key or request; names the JSON path at fault.
