@@ -22,6 +22,20 @@ use crate::error::ApiError;
 use crate::number;
 use crate::types::{AttributeMap, AttributeValue};
 
+/// Longest attribute name, in bytes.
+pub const MAX_ATTR_NAME: usize = 65535;
+
+/// Checks an attribute name's length (1 to 65,535 bytes).
+pub fn check_attr_name(name: &str) -> Result<(), ApiError> {
+    if name.len() > MAX_ATTR_NAME {
+        return Err(invalid(format!(
+            "Attribute name is too long: {} bytes, the limit is {MAX_ATTR_NAME}",
+            name.len()
+        )));
+    }
+    Ok(())
+}
+
 /// Deepest nesting of an item: the item itself is level 1, each map or list one more.
 pub const MAX_DEPTH: usize = 32;
 
@@ -187,7 +201,10 @@ pub fn to_attr(av: AttributeValue, depth: usize) -> Result<Attr, ApiError> {
 
 fn to_map(m: AttributeMap, depth: usize) -> Result<Item, ApiError> {
     m.into_iter()
-        .map(|(k, v)| Ok((k, to_attr(v, depth)?)))
+        .map(|(k, v)| {
+            check_attr_name(&k)?;
+            Ok((k, to_attr(v, depth)?))
+        })
         .collect::<Result<std::collections::BTreeMap<_, _>, ApiError>>()
         .map(Item)
 }

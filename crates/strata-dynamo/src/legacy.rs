@@ -133,9 +133,9 @@ fn comparison(name: &str, op: &str, list: Vec<Attr>) -> Result<Cond, ApiError> {
             scalar(&list[0], op)?;
             scalar(&list[1], op)?;
             if dtype(&list[0]) != dtype(&list[1]) {
-                return Err(invalid(format!(
-                    "AttributeValues inside AttributeValueList must be of same type"
-                )));
+                return Err(invalid(
+                    "AttributeValues inside AttributeValueList must be of same type",
+                ));
             }
             if eval::compare(&list[0], &list[1]) == Some(std::cmp::Ordering::Greater) {
                 return Err(invalid(
@@ -244,6 +244,7 @@ pub fn attributes_to_get(names: &[String]) -> Result<Vec<Path>, ApiError> {
     }
     let mut seen = std::collections::BTreeSet::new();
     for n in names {
+        convert::check_attr_name(n)?;
         if !seen.insert(n.as_str()) {
             return Err(invalid(format!("Duplicate value in attribute name: {n}")));
         }
@@ -269,6 +270,7 @@ pub fn attribute_updates(
 ) -> Result<Vec<(String, Action)>, ApiError> {
     let mut out = Vec::with_capacity(updates.len());
     for (name, u) in updates {
+        convert::check_attr_name(name)?;
         if key.contains(&name.as_str()) {
             return Err(invalid(format!(
                 "Cannot update attribute {name}. This attribute is part of the key"

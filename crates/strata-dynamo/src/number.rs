@@ -90,9 +90,37 @@ pub fn of_value(v: &Value) -> Option<Decimal> {
     }
 }
 
-/// DynamoDB's text of a number (plain for moderate exponents, `1e+125` beyond).
+/// The text of a number: plain notation when the number has at most 40 digits before or 7
+/// zeros after the point (every integer of up to 38 digits is written in full), scientific
+/// otherwise (`1e+125`, `1.5e-40`). Exact either way.
 pub fn format(d: &Decimal) -> String {
-    d.to_string()
+    let sci = d.scientific_exponent();
+    if d.is_zero() || !(-7..40).contains(&sci) {
+        return d.to_string();
+    }
+    let digits = d.coefficient().to_string();
+    let exp = d.exponent();
+    let mut s = String::with_capacity(digits.len() + 12);
+    if d.is_negative() {
+        s.push('-');
+    }
+    if exp >= 0 {
+        s.push_str(&digits);
+        s.extend(std::iter::repeat_n('0', exp as usize));
+    } else {
+        let frac = (-exp) as usize;
+        if digits.len() > frac {
+            let (int, f) = digits.split_at(digits.len() - frac);
+            s.push_str(int);
+            s.push('.');
+            s.push_str(f);
+        } else {
+            s.push_str("0.");
+            s.extend(std::iter::repeat_n('0', frac - digits.len()));
+            s.push_str(&digits);
+        }
+    }
+    s
 }
 
 /// DynamoDB's size of a number in bytes (1 byte per two significant digits, plus 1).
@@ -140,6 +168,29 @@ mod tests {
             "--1",
         ] {
             assert!(msg(bad).contains("numeric"), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn formatting_is_exact_and_plain_when_moderate() {
+        for (i, o) in [
+            ("10000000000000000000001", "10000000000000000000001"),
+            ("1.50", "1.5"),
+            ("-0.001", "-0.001"),
+            ("0.0000001", "0.0000001"),
+            ("1e-8", "1e-8"),
+            ("1e39", "1000000000000000000000000000000000000000"),
+            ("1e125", "1e+125"),
+            ("-9.99e-130", "-9.99e-130"),
+            ("0e5", "0"),
+            (
+                "12345678901234567890123456789012345678",
+                "12345678901234567890123456789012345678",
+            ),
+        ] {
+            let d = parse(i).unwrap();
+            assert_eq!(format(&d), o, "{i}");
+            assert_eq!(parse(o).unwrap(), d);
         }
     }
 

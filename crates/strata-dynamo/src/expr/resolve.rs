@@ -104,6 +104,9 @@ impl<'a> Refs<'a> {
                     "ExpressionAttributeNames contains invalid key: Syntax error; key: \"{k}\""
                 )));
             }
+            for v in n.values() {
+                convert::check_attr_name(v)?;
+            }
         }
         if let Some(v) = values {
             if v.is_empty() {
@@ -449,6 +452,14 @@ impl Refs<'_> {
                 };
                 let a = self.cond_operand(a, kind)?;
                 let b = self.cond_operand(b, kind)?;
+                if let (Operand::Path(x), Operand::Path(y)) = (&a, &b) {
+                    if x == y {
+                        return Err(kind.error(format!(
+                            "The first operand must be distinct from the remaining operands for \
+                             this operator or function; operator: {name}, first operand: {x}"
+                        )));
+                    }
+                }
                 if name == "begins_with" {
                     for o in [&a, &b] {
                         if let Some(t) = o.static_type() {
