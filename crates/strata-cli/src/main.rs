@@ -10,9 +10,9 @@ mod error;
 mod hyperdb;
 mod key;
 mod kv;
-mod lines;
-mod record;
 mod table;
+
+use strata_cli::{lines, record};
 
 pub use error::CliError;
 
