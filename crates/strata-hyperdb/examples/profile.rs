@@ -4,7 +4,7 @@
 //! `cargo run --release -p strata-hyperdb --example profile -- <put|get|list|batch> [keys]`
 //!
 //! The database is built with 1,000-op batches (`keys` keys, default 100,000), then the phase
-//! runs: `put` 2,000 single puts, `get` 20,000 random gets, `list` a listing of `/d3`, `batch`
+//! runs: `put` 2,000 single puts, `get` 20,000 random gets, `list` a listing of each of the ten folders, `batch`
 //! 20,000 puts in 1,000-op batches into a fresh database.
 
 use strata_hyperdb::{BatchOp, CreateOptions, Hyperdb, KeyPair, ListOptions};
@@ -58,10 +58,14 @@ fn phase_get(db: &Hyperdb, n: u64) -> usize {
 
 #[inline(never)]
 fn phase_list(db: &Hyperdb) -> usize {
-    db.snapshot()
-        .list("/d3", ListOptions::default())
-        .expect("list")
-        .len()
+    (0..10)
+        .map(|d| {
+            db.snapshot()
+                .list(&format!("/d{d}"), ListOptions::default())
+                .expect("list")
+                .len()
+        })
+        .sum()
 }
 
 #[inline(never)]

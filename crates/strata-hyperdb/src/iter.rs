@@ -147,11 +147,7 @@ impl<'a> ListIter<'a> {
     fn single_node(&mut self, node: Arc<Node>, from: usize) -> Result<Option<Vec<Arc<Node>>>> {
         let path = node.key_path();
         self.longest_path = self.longest_path.max(path.len());
-        let level = node
-            .trie()
-            .levels()
-            .find(|l| l.index >= from)
-            .filter(|l| l.index < self.end);
+        let level = node.trie().level_from(from).filter(|l| l.index < self.end);
         if let Some(level) = level {
             let i = level.index;
             let val = path.digit(i);
