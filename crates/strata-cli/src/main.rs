@@ -10,6 +10,7 @@ mod error;
 mod hyperdb;
 mod key;
 mod kv;
+mod serve;
 mod table;
 
 pub use error::CliError;
@@ -35,6 +36,8 @@ enum Command {
     Table(table::TableArgs),
     /// hyperdb (DEP-0004) databases.
     Hyperdb(hyperdb::HyperdbArgs),
+    /// A DynamoDB-compatible HTTP endpoint (AWS SDKs and CLI talk to it).
+    Serve(serve::ServeArgs),
 }
 
 fn main() -> ExitCode {
@@ -61,6 +64,7 @@ fn main() -> ExitCode {
         Command::Kv(a) => kv::run(a, cli.db),
         Command::Table(a) => table::run(a, cli.db),
         Command::Hyperdb(a) => hyperdb::run(a),
+        Command::Serve(a) => serve::run(a, cli.db),
     };
     match result {
         Ok(code) => ExitCode::from(code),

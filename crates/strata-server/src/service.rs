@@ -1,0 +1,374 @@
+//! One HTTP request → one answer: health check, protocol checks (size, content type, target,
+//! signature), then the API call on the blocking pool.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use bytes::{Bytes, BytesMut};
+use http_body_util::{BodyExt, Full};
+use hyper::body::{Body, Incoming};
+use hyper::header::{HeaderValue, CONNECTION, CONTENT_TYPE, HOST};
+use hyper::http::request::Parts;
+use hyper::{Method, Request, Response, StatusCode};
+use tokio::sync::Semaphore;
+
+use strata_dynamo::Dynamo;
+
+use crate::fault::{Fault, FaultKind};
+use crate::{sigv4, ServerConfig};
+
+/// The `X-Amz-Target` prefix of DynamoDB's current API version.
+pub const TARGET_PREFIX: &str = "DynamoDB_20120810.";
+
+/// What every connection of one server shares.
+pub(crate) struct Shared {
+    pub(crate) dynamo: Dynamo,
+    pub(crate) config: ServerConfig,
+    /// One permit per API call running on the blocking pool.
+    pub(crate) calls: Arc<Semaphore>,
+    pub(crate) ids: RequestIds,
+}
+
+/// Request ids in the shape DynamoDB uses (52 upper-case letters and digits), unique per
+/// process: a random per-process prefix and a counter.
+pub(crate) struct RequestIds {
+    seed: u64,
+    next: AtomicU64,
+}
+
+impl RequestIds {
+    pub(crate) fn new() -> RequestIds {
+        use std::hash::{BuildHasher, Hasher};
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        h.write_u128(
+            SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map(|d| d.as_nanos())
+                .unwrap_or(0),
+        );
+        RequestIds {
+            seed: h.finish(),
+            next: AtomicU64::new(0),
+        }
+    }
+
+    fn next(&self) -> String {
+        const DIGITS: &[u8; 32] = b"0123456789ABCDEFGHIJKLMNOPQRSTUV";
+        let n = self.next.fetch_add(1, Ordering::Relaxed);
+        let mut out = String::with_capacity(52);
+        // Four splitmix64 outputs of (seed, counter), 13 base-32 digits each.
+        for i in 0..4u64 {
+            let mut z = self.seed.wrapping_add(
+                n.wrapping_mul(4)
+                    .wrapping_add(i)
+                    .wrapping_mul(0x9E37_79B9_7F4A_7C15),
+            );
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            z ^= z >> 31;
+            for _ in 0..13 {
+                out.push(DIGITS[(z & 31) as usize] as char);
+                z >>= 5;
+            }
+        }
+        out
+    }
+}
+
+type Answer = Response<Full<Bytes>>;
+
+/// The content type of the answer: DynamoDB echoes the request's JSON flavour.
+#[derive(Clone, Copy)]
+enum Flavour {
+    AmzJson10,
+    AmzJson11,
+    Json,
+}
+
+impl Flavour {
+    fn of(parts: &Parts) -> Option<Flavour> {
+        let Some(ct) = parts.headers.get(CONTENT_TYPE) else {
+            return Some(Flavour::AmzJson10);
+        };
+        let ct = ct.to_str().ok()?;
+        let media = ct.split(';').next().unwrap_or("").trim();
+        match media.to_ascii_lowercase().as_str() {
+            "application/x-amz-json-1.0" => Some(Flavour::AmzJson10),
+            "application/x-amz-json-1.1" => Some(Flavour::AmzJson11),
+            "application/json" => Some(Flavour::Json),
+            _ => None,
+        }
+    }
+
+    fn header(self) -> HeaderValue {
+        HeaderValue::from_static(match self {
+            Flavour::AmzJson10 => "application/x-amz-json-1.0",
+            Flavour::AmzJson11 => "application/x-amz-json-1.1",
+            Flavour::Json => "application/json",
+        })
+    }
+}
+
+fn respond(status: u16, content_type: HeaderValue, request_id: &str, body: Vec<u8>) -> Answer {
+    let crc = crc32fast::hash(&body);
+    let mut r = Response::new(Full::new(Bytes::from(body)));
+    *r.status_mut() = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let h = r.headers_mut();
+    h.insert(CONTENT_TYPE, content_type);
+    if let Ok(v) = HeaderValue::from_str(request_id) {
+        h.insert("x-amzn-requestid", v);
+    }
+    h.insert("x-amz-crc32", HeaderValue::from(crc));
+    r
+}
+
+fn fault(f: &Fault, flavour: Flavour, request_id: &str) -> Answer {
+    if f.kind == FaultKind::NotFound {
+        // DynamoDB answers a wrong method/path/content type with this XML body.
+        return respond(
+            404,
+            HeaderValue::from_static("text/xml"),
+            request_id,
+            b"<UnknownOperationException/>\n".to_vec(),
+        );
+    }
+    let mut r = respond(f.status(), flavour.header(), request_id, f.body());
+    if f.kind == FaultKind::RequestTooLarge {
+        r.headers_mut()
+            .insert(CONNECTION, HeaderValue::from_static("close"));
+    }
+    r
+}
+
+fn host(parts: &Parts) -> String {
+    parts
+        .headers
+        .get(HOST)
+        .and_then(|h| h.to_str().ok())
+        .map(str::to_string)
+        .or_else(|| parts.uri.authority().map(|a| a.to_string()))
+        .unwrap_or_else(|| "localhost".into())
+}
+
+/// Reads the body up to `limit` bytes. On overflow, drains (and drops) what the client still
+/// sends, up to a bound, so that it reads the 413 instead of a broken pipe.
+async fn read_body(body: Incoming, limit: usize) -> Result<Bytes, Fault> {
+    let too_large = || {
+        Fault::new(
+            FaultKind::RequestTooLarge,
+            format!("Request body exceeds the limit of {limit} bytes"),
+        )
+    };
+    if body.size_hint().lower() > limit as u64 {
+        drain(body, limit.saturating_mul(4)).await;
+        return Err(too_large());
+    }
+    let mut body = body;
+    let mut buf = BytesMut::with_capacity(body.size_hint().lower() as usize);
+    while let Some(frame) = body.frame().await {
+        let frame = frame.map_err(|e| Fault::new(FaultKind::Serialization, e.to_string()))?;
+        if let Ok(data) = frame.into_data() {
+            if buf.len() + data.len() > limit {
+                drain(body, limit.saturating_mul(4)).await;
+                return Err(too_large());
+            }
+            buf.extend_from_slice(&data);
+        }
+    }
+    Ok(buf.freeze())
+}
+
+async fn drain(mut body: Incoming, bound: usize) {
+    let mut seen = 0usize;
+    while let Some(Ok(frame)) = body.frame().await {
+        if let Ok(d) = frame.into_data() {
+            seen += d.len();
+            if seen > bound {
+                return;
+            }
+        }
+    }
+}
+
+/// Answers one request. Never fails: every error becomes DynamoDB's error answer.
+pub(crate) async fn handle(
+    shared: Arc<Shared>,
+    req: Request<Incoming>,
+) -> Result<Answer, std::convert::Infallible> {
+    let (parts, body) = req.into_parts();
+    let request_id = shared.ids.next();
+    if parts.uri.path() != "/" {
+        return Ok(fault(
+            &Fault::new(FaultKind::NotFound, ""),
+            Flavour::Json,
+            &request_id,
+        ));
+    }
+    if parts.method == Method::GET || parts.method == Method::HEAD {
+        let text = format!("healthy: {}", host(&parts));
+        return Ok(respond(
+            200,
+            HeaderValue::from_static("text/plain"),
+            &request_id,
+            text.into_bytes(),
+        ));
+    }
+    if parts.method != Method::POST {
+        return Ok(fault(
+            &Fault::new(FaultKind::NotFound, ""),
+            Flavour::Json,
+            &request_id,
+        ));
+    }
+    let flavour = Flavour::of(&parts);
+    let read = tokio::time::timeout(
+        shared.config.body_read_timeout,
+        read_body(body, shared.config.max_body_bytes),
+    )
+    .await;
+    let body = match read {
+        Ok(Ok(b)) => b,
+        Ok(Err(f)) => return Ok(fault(&f, flavour.unwrap_or(Flavour::Json), &request_id)),
+        Err(_) => {
+            let f = Fault::new(
+                FaultKind::Serialization,
+                "Timed out reading the request body",
+            );
+            return Ok(fault(&f, flavour.unwrap_or(Flavour::Json), &request_id));
+        }
+    };
+    let Some(flavour) = flavour.or(if body.is_empty() {
+        Some(Flavour::Json)
+    } else {
+        None
+    }) else {
+        let f = Fault::new(FaultKind::NotFound, "");
+        return Ok(fault(&f, Flavour::Json, &request_id));
+    };
+    match api(&shared, &parts, body).await {
+        Ok(out) => Ok(respond(200, flavour.header(), &request_id, out)),
+        Err(Failure::Fault(f)) => Ok(fault(&f, flavour, &request_id)),
+        Err(Failure::Api(e)) => Ok(respond(e.status(), flavour.header(), &request_id, e.body())),
+    }
+}
+
+enum Failure {
+    Fault(Fault),
+    Api(strata_dynamo::ApiError),
+}
+
+impl From<Fault> for Failure {
+    fn from(f: Fault) -> Failure {
+        Failure::Fault(f)
+    }
+}
+
+/// The target operation, or DynamoDB's error for a missing/foreign one.
+fn operation<'a>(parts: &'a Parts, body: &[u8]) -> Result<&'a str, Fault> {
+    let target = parts
+        .headers
+        .get("x-amz-target")
+        .and_then(|t| t.to_str().ok())
+        .unwrap_or("");
+    match target.strip_prefix(TARGET_PREFIX) {
+        Some(op) if !op.is_empty() && !op.contains('.') => Ok(op),
+        _ => {
+            // DynamoDB looks at the JSON before the target.
+            if !body.is_empty() && serde_json::from_slice::<serde::de::IgnoredAny>(body).is_err() {
+                return Err(Fault::new(FaultKind::Serialization, ""));
+            }
+            Err(Fault::new(FaultKind::UnknownOperation, ""))
+        }
+    }
+}
+
+async fn api(shared: &Arc<Shared>, parts: &Parts, body: Bytes) -> Result<Vec<u8>, Failure> {
+    let op = operation(parts, &body)?;
+    if let Some(creds) = &shared.config.credentials {
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_secs() as i64)
+            .unwrap_or(0);
+        sigv4::verify(parts, &body, creds, now)?;
+    }
+    if op == "DescribeEndpoints" {
+        // The one operation whose answer depends on the HTTP request (the address it came to).
+        let v = serde_json::json!({
+            "Endpoints": [{"Address": host(parts), "CachePeriodInMinutes": 1440}]
+        });
+        return Ok(v.to_string().into_bytes());
+    }
+    let op = op.to_string();
+    let permit = shared
+        .calls
+        .clone()
+        .acquire_owned()
+        .await
+        .map_err(|_| Fault::new(FaultKind::Internal, "The server is shutting down"))?;
+    let dynamo = shared.dynamo.clone();
+    let call = tokio::task::spawn_blocking(move || {
+        let r = dynamo.call(&op, &body);
+        drop(permit);
+        r
+    });
+    match call.await {
+        Ok(Ok(out)) => Ok(out),
+        Ok(Err(e)) => {
+            if e.status() >= 500 {
+                eprintln!("strata serve: {e}");
+            }
+            Err(Failure::Api(e))
+        }
+        Err(join) => {
+            eprintln!("strata serve: request handler failed: {join}");
+            Err(Failure::Fault(Fault::new(
+                FaultKind::Internal,
+                "Internal server error",
+            )))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn request_ids_are_unique_and_shaped() {
+        let ids = RequestIds::new();
+        let a = ids.next();
+        let b = ids.next();
+        assert_eq!(a.len(), 52);
+        assert_ne!(a, b);
+        assert!(a
+            .bytes()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit()));
+    }
+
+    #[test]
+    fn operation_from_target() {
+        let p = |t: Option<&str>| {
+            let mut b = Request::post("/");
+            if let Some(t) = t {
+                b = b.header("x-amz-target", t);
+            }
+            b.body(()).unwrap().into_parts().0
+        };
+        assert_eq!(
+            operation(&p(Some("DynamoDB_20120810.PutItem")), b"{}"),
+            Ok("PutItem")
+        );
+        for bad in [
+            None,
+            Some("PutItem"),
+            Some("DynamoDB_20120810."),
+            Some("Foo.PutItem"),
+        ] {
+            let e = operation(&p(bad), b"{}").unwrap_err();
+            assert_eq!(e.kind, FaultKind::UnknownOperation, "{bad:?}");
+            let e = operation(&p(bad), b"{").unwrap_err();
+            assert_eq!(e.kind, FaultKind::Serialization, "{bad:?}");
+        }
+    }
+}
