@@ -19,6 +19,7 @@
 //! ```
 
 pub mod error;
+pub mod expr;
 
 use std::sync::Arc;
 

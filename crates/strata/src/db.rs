@@ -1,6 +1,7 @@
 //! [`Db`]: the database users open.
 
 use std::collections::HashMap;
+use std::ops::Bound;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard};
@@ -38,6 +39,9 @@ impl Default for DbOptions {
         }
     }
 }
+
+/// Keys deleted per atomic batch when a dropped table's data is deleted.
+const DROP_BATCH: usize = 1000;
 
 /// A table's definition as loaded from the catalog.
 #[derive(Debug)]
@@ -323,23 +327,28 @@ impl Db {
         self.delete_table_data(id)
     }
 
+    /// Deletes every key of table `id`, in batches of [`DROP_BATCH`]. Each batch resumes
+    /// strictly after the last key deleted, so no batch reads the tombstones of the ones
+    /// before it: the cost is linear in the size of the table.
     fn delete_table_data(&self, id: u64) -> Result<()> {
         let engine = &self.inner.engine;
         let prefix = NativePrefix::table(id)?;
+        let mut range = KeyRange::prefix(&prefix);
         loop {
             let keys: Vec<Vec<u8>> = engine
-                .range(KeyRange::prefix(&prefix), Direction::Forward)?
-                .take(1000)
+                .range(range.clone(), Direction::Forward)?
+                .take(DROP_BATCH)
                 .map(|kv| kv.map(|(k, _)| k))
                 .collect::<strata_lsm::Result<_>>()?;
-            if keys.is_empty() {
+            let Some(last) = keys.last().cloned() else {
                 break;
-            }
+            };
             let mut b = WriteBatch::new();
             for k in keys {
                 b.delete(k);
             }
             engine.write(b)?;
+            range.start = Bound::Excluded(last);
         }
         let mut b = WriteBatch::new();
         b.delete(keys::catalog_key("dropping", &id.to_string())?);

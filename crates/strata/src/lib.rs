@@ -49,6 +49,6 @@ pub use batch::{Batch, Transaction};
 pub use db::{Db, DbOptions};
 pub use error::{Error, Result};
 pub use item::{Attr, Item, Set, SetError};
-pub use query::{Page, Query, Scan, SortCondition};
+pub use query::{Page, Query, Rows, Scan, SortCondition};
 pub use schema::{Direction, KeyField, Nulls, TableSchema};
 pub use table::{ItemVersion, Key, Table};
