@@ -171,6 +171,9 @@ impl Server {
                     let shared = self.shared.clone();
                     let conn = hyper::server::conn::http1::Builder::new()
                         .timer(TokioTimer::new())
+                        // A client may shut its sending side once the request is out; it
+                        // still gets its answer.
+                        .half_close(true)
                         .header_read_timeout(self.shared.config.header_read_timeout)
                         .serve_connection(
                             TokioIo::new(stream),

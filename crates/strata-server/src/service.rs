@@ -6,8 +6,8 @@ use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use bytes::{Bytes, BytesMut};
-use http_body_util::{BodyExt, Full};
-use hyper::body::{Body, Incoming};
+use http_body_util::BodyExt;
+use hyper::body::{Body, Frame, Incoming, SizeHint};
 use hyper::header::{HeaderValue, CONNECTION, CONTENT_TYPE, HOST};
 use hyper::http::request::Parts;
 use hyper::{Method, Request, Response, StatusCode};
@@ -76,7 +76,57 @@ impl RequestIds {
     }
 }
 
-type Answer = Response<Full<Bytes>>;
+type Answer = Response<AnswerBody>;
+
+/// Answers larger than this are sent in chunks of this size (`Transfer-Encoding: chunked`), as
+/// DynamoDB streams large answers; smaller ones in one piece with `Content-Length`.
+pub(crate) const CHUNK_BYTES: usize = 64 << 10;
+
+/// The body of an answer: all of it at once, or in [`CHUNK_BYTES`] chunks.
+pub(crate) struct AnswerBody {
+    data: Bytes,
+    chunked: bool,
+}
+
+impl AnswerBody {
+    fn new(data: Bytes) -> AnswerBody {
+        let chunked = data.len() > CHUNK_BYTES;
+        AnswerBody { data, chunked }
+    }
+}
+
+impl Body for AnswerBody {
+    type Data = Bytes;
+    type Error = std::convert::Infallible;
+
+    fn poll_frame(
+        self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
+        let this = self.get_mut();
+        if this.data.is_empty() {
+            return std::task::Poll::Ready(None);
+        }
+        let n = if this.chunked {
+            CHUNK_BYTES.min(this.data.len())
+        } else {
+            this.data.len()
+        };
+        std::task::Poll::Ready(Some(Ok(Frame::data(this.data.split_to(n)))))
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.data.is_empty()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        if self.chunked {
+            SizeHint::default()
+        } else {
+            SizeHint::with_exact(self.data.len() as u64)
+        }
+    }
+}
 
 /// The content type of the answer: DynamoDB echoes the request's JSON flavour.
 #[derive(Clone, Copy)]
@@ -112,7 +162,7 @@ impl Flavour {
 
 fn respond(status: u16, content_type: HeaderValue, request_id: &str, body: Vec<u8>) -> Answer {
     let crc = crc32fast::hash(&body);
-    let mut r = Response::new(Full::new(Bytes::from(body)));
+    let mut r = Response::new(AnswerBody::new(Bytes::from(body)));
     *r.status_mut() = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     let h = r.headers_mut();
     h.insert(CONTENT_TYPE, content_type);
@@ -344,6 +394,23 @@ mod tests {
         assert!(a
             .bytes()
             .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit()));
+    }
+
+    #[tokio::test]
+    async fn large_answers_are_chunked() {
+        let small = AnswerBody::new(Bytes::from(vec![1u8; CHUNK_BYTES]));
+        assert_eq!(small.size_hint().exact(), Some(CHUNK_BYTES as u64));
+        let big = AnswerBody::new(Bytes::from(vec![2u8; 2 * CHUNK_BYTES + 1]));
+        assert_eq!(big.size_hint().exact(), None);
+        let frames: Vec<usize> = {
+            let mut b = big;
+            let mut out = Vec::new();
+            while let Some(f) = b.frame().await {
+                out.push(f.unwrap().into_data().unwrap().len());
+            }
+            out
+        };
+        assert_eq!(frames, vec![CHUNK_BYTES, CHUNK_BYTES, 1]);
     }
 
     #[test]

@@ -311,7 +311,7 @@ async fn too_large(addr: SocketAddr, chunked: bool, size: usize) -> Answer {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test]
 async fn bodies_over_the_limit_get_413() {
     let s = start(ServerConfig::default()).await;
     let size = 17 << 20;
@@ -423,4 +423,23 @@ async fn shutdown_finishes_the_request_in_flight_and_refuses_new_connections() {
     assert_eq!(a.status, 400);
     let report = stopping.await.unwrap();
     assert!(!report.connections_dropped);
+}
+
+#[tokio::test]
+async fn a_client_that_half_closes_still_gets_its_answer() {
+    let s = start(ServerConfig::default()).await;
+    for _ in 0..20 {
+        let mut c = TcpStream::connect(s.addr).await.unwrap();
+        c.write_all(&request(
+            "POST",
+            "/",
+            &[("x-amz-target", "DynamoDB_20120810.NoSuchOp")],
+            b"{}",
+        ))
+        .await
+        .unwrap();
+        c.shutdown().await.unwrap();
+        assert_eq!(read_answer(&mut c).await.status, 400);
+    }
+    s.stop().await;
 }
