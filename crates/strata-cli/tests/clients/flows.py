@@ -38,7 +38,8 @@ def expect_error(code, fn, *a, **kw):
 def boto3_flow(url):
     db = boto3.resource("dynamodb", endpoint_url=url, region_name="us-east-1",
                         aws_access_key_id="strata", aws_secret_access_key="strata")
-    c = db.meta.client
+    # The resource's own client converts Python values; `c` is a plain low-level client.
+    c = client(url)
     name = "clients_" + uuid.uuid4().hex[:8]
     table = db.create_table(
         TableName=name,
