@@ -100,6 +100,40 @@ pub enum ServerError {
     Io(#[from] std::io::Error),
 }
 
+/// The request → answer path of the server without a socket: what a connection does once it
+/// has read a request in full (for tests, fuzzing, and embedding in another HTTP stack).
+#[derive(Clone)]
+pub struct Endpoint {
+    shared: Arc<service::Shared>,
+}
+
+impl Endpoint {
+    /// An endpoint over `dynamo` with `config`.
+    pub fn new(dynamo: Dynamo, config: ServerConfig) -> Endpoint {
+        let permits = config.max_concurrent_calls.max(1);
+        Endpoint {
+            shared: Arc::new(service::Shared {
+                dynamo,
+                config,
+                calls: Arc::new(Semaphore::new(permits)),
+                ids: service::RequestIds::new(),
+            }),
+        }
+    }
+
+    /// Answers one complete request (the body-size limit is the caller's business here).
+    /// Needs a tokio runtime (API calls run on its blocking pool).
+    pub async fn answer(
+        &self,
+        request: hyper::Request<bytes::Bytes>,
+    ) -> hyper::Response<bytes::Bytes> {
+        let (parts, body) = request.into_parts();
+        let a = service::answer(&self.shared, &parts, body).await;
+        let (head, body) = a.into_parts();
+        hyper::Response::from_parts(head, body.into_bytes())
+    }
+}
+
 /// What [`Server::run`] saw while stopping.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ShutdownReport {
@@ -129,15 +163,9 @@ impl Server {
 
     /// Serves on a listener the caller opened.
     pub fn from_listener(listener: TcpListener, dynamo: Dynamo, config: ServerConfig) -> Server {
-        let permits = config.max_concurrent_calls.max(1);
         Server {
             listener,
-            shared: Arc::new(service::Shared {
-                dynamo,
-                config,
-                calls: Arc::new(Semaphore::new(permits)),
-                ids: service::RequestIds::new(),
-            }),
+            shared: Endpoint::new(dynamo, config).shared,
         }
     }
 

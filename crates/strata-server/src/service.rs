@@ -89,6 +89,11 @@ pub(crate) struct AnswerBody {
 }
 
 impl AnswerBody {
+    /// All the bytes of the answer.
+    pub(crate) fn into_bytes(self) -> Bytes {
+        self.data
+    }
+
     fn new(data: Bytes) -> AnswerBody {
         let chunked = data.len() > CHUNK_BYTES;
         AnswerBody { data, chunked }
@@ -241,65 +246,68 @@ async fn drain(mut body: Incoming, bound: usize) {
     }
 }
 
-/// Answers one request. Never fails: every error becomes DynamoDB's error answer.
+/// Answers one request from a connection: reads the body (bounded in size and time), then
+/// [`answer`]. Never fails: every error becomes DynamoDB's error answer.
 pub(crate) async fn handle(
     shared: Arc<Shared>,
     req: Request<Incoming>,
 ) -> Result<Answer, std::convert::Infallible> {
     let (parts, body) = req.into_parts();
-    let request_id = shared.ids.next();
-    if parts.uri.path() != "/" {
-        return Ok(fault(
-            &Fault::new(FaultKind::NotFound, ""),
-            Flavour::Json,
-            &request_id,
-        ));
+    if parts.method != Method::POST || parts.uri.path() != "/" {
+        return Ok(answer(&shared, &parts, Bytes::new()).await);
     }
-    if parts.method == Method::GET || parts.method == Method::HEAD {
-        let text = format!("healthy: {}", host(&parts));
-        return Ok(respond(
-            200,
-            HeaderValue::from_static("text/plain"),
-            &request_id,
-            text.into_bytes(),
-        ));
-    }
-    if parts.method != Method::POST {
-        return Ok(fault(
-            &Fault::new(FaultKind::NotFound, ""),
-            Flavour::Json,
-            &request_id,
-        ));
-    }
-    let flavour = Flavour::of(&parts);
     let read = tokio::time::timeout(
         shared.config.body_read_timeout,
         read_body(body, shared.config.max_body_bytes),
     )
     .await;
-    let body = match read {
-        Ok(Ok(b)) => b,
-        Ok(Err(f)) => return Ok(fault(&f, flavour.unwrap_or(Flavour::Json), &request_id)),
-        Err(_) => {
-            let f = Fault::new(
-                FaultKind::Serialization,
-                "Timed out reading the request body",
-            );
-            return Ok(fault(&f, flavour.unwrap_or(Flavour::Json), &request_id));
-        }
+    let failed = match read {
+        Ok(Ok(body)) => return Ok(answer(&shared, &parts, body).await),
+        Ok(Err(f)) => f,
+        Err(_) => Fault::new(
+            FaultKind::Serialization,
+            "Timed out reading the request body",
+        ),
     };
-    let Some(flavour) = flavour.or(if body.is_empty() {
-        Some(Flavour::Json)
-    } else {
-        None
-    }) else {
-        let f = Fault::new(FaultKind::NotFound, "");
-        return Ok(fault(&f, Flavour::Json, &request_id));
+    let flavour = Flavour::of(&parts).unwrap_or(Flavour::Json);
+    Ok(fault(&failed, flavour, &shared.ids.next()))
+}
+
+/// Answers a request whose body has been read: health check, protocol checks, the API call.
+pub(crate) async fn answer(shared: &Arc<Shared>, parts: &Parts, body: Bytes) -> Answer {
+    let request_id = shared.ids.next();
+    let not_found = || {
+        fault(
+            &Fault::new(FaultKind::NotFound, ""),
+            Flavour::Json,
+            &request_id,
+        )
     };
-    match api(&shared, &parts, body).await {
-        Ok(out) => Ok(respond(200, flavour.header(), &request_id, out)),
-        Err(Failure::Fault(f)) => Ok(fault(&f, flavour, &request_id)),
-        Err(Failure::Api(e)) => Ok(respond(e.status(), flavour.header(), &request_id, e.body())),
+    if parts.uri.path() != "/" {
+        return not_found();
+    }
+    if parts.method == Method::GET || parts.method == Method::HEAD {
+        let text = format!("healthy: {}", host(parts));
+        return respond(
+            200,
+            HeaderValue::from_static("text/plain"),
+            &request_id,
+            text.into_bytes(),
+        );
+    }
+    if parts.method != Method::POST {
+        return not_found();
+    }
+    // A body in a content type other than DynamoDB's JSON: 404, as DynamoDB answers.
+    let flavour = match Flavour::of(parts) {
+        Some(f) => f,
+        None if body.is_empty() => Flavour::Json,
+        None => return not_found(),
+    };
+    match api(shared, parts, body).await {
+        Ok(out) => respond(200, flavour.header(), &request_id, out),
+        Err(Failure::Fault(f)) => fault(&f, flavour, &request_id),
+        Err(Failure::Api(e)) => respond(e.status(), flavour.header(), &request_id, e.body()),
     }
 }
 
