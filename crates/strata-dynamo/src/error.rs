@@ -206,6 +206,25 @@ impl ApiError {
     }
 }
 
+impl ApiError {
+    /// The error of a request body that does not deserialize: a `ValidationException` for the
+    /// problems DynamoDB reports so (bad attribute values, bad base64), a
+    /// `SerializationException` for the rest (not JSON, a field of the wrong JSON type).
+    pub fn from_json_error(e: &serde_json::Error) -> ApiError {
+        let msg = e.to_string();
+        if let Some(at) = msg.find(crate::types::VALIDATION_MARK) {
+            let rest = &msg[at + crate::types::VALIDATION_MARK.len()..];
+            let rest = match rest.rfind(" at line ") {
+                Some(cut) => &rest[..cut],
+                None => rest,
+            };
+            ApiError::validation(rest)
+        } else {
+            ApiError::new(ErrorKind::Serialization, msg)
+        }
+    }
+}
+
 impl From<strata::Error> for ApiError {
     fn from(e: strata::Error) -> ApiError {
         match e {
