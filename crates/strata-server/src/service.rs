@@ -13,7 +13,7 @@ use hyper::http::request::Parts;
 use hyper::{Method, Request, Response, StatusCode};
 use tokio::sync::Semaphore;
 
-use strata_dynamo::Dynamo;
+use strata_dynamo::{CallContext, Dynamo};
 
 use crate::fault::{Fault, FaultKind};
 use crate::{sigv4, ServerConfig};
@@ -350,14 +350,11 @@ async fn api(shared: &Arc<Shared>, parts: &Parts, body: Bytes) -> Result<Vec<u8>
             .unwrap_or(0);
         sigv4::verify(parts, &body, creds, now)?;
     }
-    if op == "DescribeEndpoints" {
-        // The one operation whose answer depends on the HTTP request (the address it came to).
-        let v = serde_json::json!({
-            "Endpoints": [{"Address": host(parts), "CachePeriodInMinutes": 1440}]
-        });
-        return Ok(v.to_string().into_bytes());
-    }
     let op = op.to_string();
+    // DescribeEndpoints answers with the address the client used.
+    let ctx = CallContext {
+        host: Some(host(parts)),
+    };
     let permit = shared
         .calls
         .clone()
@@ -366,7 +363,7 @@ async fn api(shared: &Arc<Shared>, parts: &Parts, body: Bytes) -> Result<Vec<u8>
         .map_err(|_| Fault::new(FaultKind::Internal, "The server is shutting down"))?;
     let dynamo = shared.dynamo.clone();
     let call = tokio::task::spawn_blocking(move || {
-        let r = dynamo.call(&op, &body);
+        let r = dynamo.call_with(&op, &body, &ctx);
         drop(permit);
         r
     });

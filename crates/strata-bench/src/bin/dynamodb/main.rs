@@ -230,8 +230,11 @@ async fn wait_active(t: &Target) -> Result<(), String> {
 }
 
 fn fmt_cell(c: &Cell) -> String {
+    if c.rate == 0.0 && c.errors > 0 {
+        return format!("failed ({} errors)", c.errors);
+    }
     if c.rate == 0.0 {
-        return "failed".into();
+        return "none finished in the window".into();
     }
     let rate = if c.rate >= 10_000.0 {
         format!("{:.1}k/s", c.rate / 1000.0)
