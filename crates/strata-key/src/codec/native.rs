@@ -134,9 +134,10 @@ impl NativeCodec {
         &self.orders
     }
 
-    /// Appends one top-level element with the given order.
-    pub fn encode_element(v: &Value, order: Order, out: &mut Vec<u8>) {
-        encode_top(v, order, out)
+    /// Appends one top-level element with the given order. Fails (reporting element 0) only
+    /// for tuples nested deeper than [`MAX_DEPTH`]; `out` may then hold a partial element.
+    pub fn encode_element(v: &Value, order: Order, out: &mut Vec<u8>) -> Result<(), EncodeError> {
+        encode_top(v, order, out).map_err(|TooDeep| too_deep(0))
     }
 }
 
@@ -148,7 +149,7 @@ impl TupleCodec for NativeCodec {
     fn encode_into(&self, tuple: &[Value], out: &mut Vec<u8>) -> Result<(), EncodeError> {
         for (i, v) in tuple.iter().enumerate() {
             let order = self.orders.get(i).copied().unwrap_or_default();
-            encode_top(v, order, out);
+            encode_top(v, order, out).map_err(|TooDeep| too_deep(i))?;
         }
         Ok(())
     }
@@ -496,21 +497,39 @@ fn class_tag_offset(classes: &[IntClass; 17], c: usize) -> u32 {
 // Encoding
 // ---------------------------------------------------------------------------------------------
 
-fn encode_top(v: &Value, order: Order, out: &mut Vec<u8>) {
+/// A value nested deeper than [`MAX_DEPTH`].
+struct TooDeep;
+
+fn too_deep(index: usize) -> EncodeError {
+    EncodeError::Invalid {
+        index,
+        reason: format!("tuples nested deeper than {MAX_DEPTH} levels").into(),
+    }
+}
+
+fn encode_top(v: &Value, order: Order, out: &mut Vec<u8>) -> Result<(), TooDeep> {
     if !order.descending {
-        encode_value(v, order.nulls_last, out)
+        encode_value(v, order.nulls_last, 0, out)
     } else {
         // Descending: the complement of the ascending encoding with the NULL placement
         // swapped (so that NULL still lands where the schema asks).
         let start = out.len();
-        encode_value(v, !order.nulls_last, out);
+        let r = encode_value(v, !order.nulls_last, 0, out);
         for b in &mut out[start..] {
             *b = !*b;
         }
+        r
     }
 }
 
-fn encode_value(v: &Value, nulls_last: bool, out: &mut Vec<u8>) {
+/// Appends `v` ascending; `depth` is the number of tuples around it within its top-level
+/// element.
+fn encode_value(
+    v: &Value,
+    nulls_last: bool,
+    depth: usize,
+    out: &mut Vec<u8>,
+) -> Result<(), TooDeep> {
     match v {
         Value::Null => out.push(if nulls_last {
             TAG_NULL_LAST
@@ -540,14 +559,18 @@ fn encode_value(v: &Value, nulls_last: bool, out: &mut Vec<u8>) {
             encode_int(t.offset_s() as i128, out);
         }
         Value::Tuple(t) => {
+            if depth >= MAX_DEPTH {
+                return Err(TooDeep);
+            }
             out.push(TAG_TUPLE);
             for x in t.iter() {
-                encode_value(x, false, out);
+                encode_value(x, false, depth + 1, out)?;
             }
             out.push(TAG_END);
         }
         Value::Decimal(d) => put_decimal(out, d),
     }
+    Ok(())
 }
 
 /// Payload capacity of one f64 tag: 254 × 256^7 (the last byte is a digit `01..fe`).
@@ -618,8 +641,9 @@ pub(crate) fn put_escaped(out: &mut Vec<u8>, s: &[u8]) {
 // Decoding
 // ---------------------------------------------------------------------------------------------
 
-/// Nested tuples deeper than this are refused (bounded recursion on untrusted input).
-pub const MAX_DEPTH: usize = 64;
+/// Nested tuples deeper than this are refused by the encoder and the decoder: the crate-wide
+/// [`MAX_DEPTH`](crate::MAX_DEPTH).
+pub use crate::value::MAX_DEPTH;
 
 pub(crate) struct Reader<'a> {
     bytes: &'a [u8],
