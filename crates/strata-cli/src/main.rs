@@ -10,10 +10,10 @@ mod error;
 mod hyperdb;
 mod key;
 mod kv;
-mod lines;
-mod record;
 mod serve;
 mod table;
+
+use strata_cli::{lines, record};
 
 pub use error::CliError;
 
