@@ -19,7 +19,8 @@ pub mod sst;
 pub mod wal;
 
 pub use engine::{
-    Condition, Direction, Engine, KeyRange, KvIter, KvPair, Op, Snapshot, WriteBatch,
+    Condition, Cursor, CursorPairs, Direction, Engine, KeyRange, KvIter, KvPair, Op, RangeCursor,
+    Snapshot, WriteBatch,
 };
 pub use error::{Error, Result};
 pub use fs::{FaultFs, Fs, RealFs};

@@ -14,12 +14,18 @@ use crate::coding::{get_varint, put_varint, u32_at};
 pub const RESTART_INTERVAL: usize = 16;
 
 /// Builds one block.
-#[derive(Default)]
 pub struct BlockBuilder {
     buf: Vec<u8>,
     restarts: Vec<u32>,
     last_key: Vec<u8>,
     count: usize,
+    interval: usize,
+}
+
+impl Default for BlockBuilder {
+    fn default() -> BlockBuilder {
+        BlockBuilder::with_restart_interval(RESTART_INTERVAL)
+    }
 }
 
 impl BlockBuilder {
@@ -28,9 +34,21 @@ impl BlockBuilder {
         BlockBuilder::default()
     }
 
+    /// An empty builder with a restart point every `interval` entries (readers accept any
+    /// interval; the writer uses [`RESTART_INTERVAL`]).
+    pub fn with_restart_interval(interval: usize) -> BlockBuilder {
+        BlockBuilder {
+            buf: Vec::new(),
+            restarts: Vec::new(),
+            last_key: Vec::new(),
+            count: 0,
+            interval: interval.max(1),
+        }
+    }
+
     /// Adds an entry; keys must come in strictly increasing order.
     pub fn add(&mut self, key: &[u8], value: Option<&[u8]>) {
-        let shared = if self.count % RESTART_INTERVAL == 0 {
+        let shared = if self.count % self.interval == 0 {
             self.restarts.push(self.buf.len() as u32);
             0
         } else {
@@ -273,10 +291,266 @@ impl Block {
     }
 }
 
+/// A seekable iterator over one block. The key is rebuilt in a buffer (keys are
+/// prefix-compressed); the value is a slice of the block.
+pub struct BlockIter {
+    block: Block,
+    /// Offset of the current entry (`entries_end` when invalid).
+    cur: usize,
+    /// Offset of the entry after the current one.
+    next: usize,
+    /// Index of the restart interval that holds the current entry.
+    restart: usize,
+    key: Vec<u8>,
+    val: ValueRef,
+}
+
+impl BlockIter {
+    /// An unpositioned iterator over `block`.
+    pub fn new(block: Block) -> BlockIter {
+        let end = block.restarts;
+        BlockIter {
+            block,
+            cur: end,
+            next: end,
+            restart: 0,
+            key: Vec::new(),
+            val: ValueRef {
+                off: 0,
+                len: 0,
+                tombstone: true,
+            },
+        }
+    }
+
+    /// The block.
+    pub fn block(&self) -> &Block {
+        &self.block
+    }
+
+    /// True when positioned at an entry.
+    pub fn valid(&self) -> bool {
+        self.cur < self.block.restarts
+    }
+
+    /// The current key (empty when invalid).
+    pub fn key(&self) -> &[u8] {
+        if self.valid() {
+            &self.key
+        } else {
+            &[]
+        }
+    }
+
+    /// The current value (`None`: tombstone, or invalid).
+    pub fn value(&self) -> Option<&[u8]> {
+        if !self.valid() || self.val.tombstone {
+            return None;
+        }
+        self.block
+            .data
+            .get(self.val.off as usize..(self.val.off as usize + self.val.len as usize))
+    }
+
+    fn invalidate(&mut self) {
+        self.cur = self.block.restarts;
+        self.next = self.block.restarts;
+        self.key.clear();
+    }
+
+    /// Decodes the entry at `self.next`, making it current.
+    fn parse_next(&mut self) -> Result<bool, BlockError> {
+        if self.next >= self.block.restarts {
+            self.invalidate();
+            return Ok(false);
+        }
+        let at = self.next;
+        match self.block.decode_at(at, &mut self.key) {
+            Ok((v, next)) => {
+                self.cur = at;
+                self.next = next;
+                self.val = v;
+                while self.restart + 1 < self.block.num_restarts
+                    && self.block.restart(self.restart + 1)? <= self.cur
+                {
+                    self.restart += 1;
+                }
+                Ok(true)
+            }
+            Err(e) => {
+                self.invalidate();
+                Err(e)
+            }
+        }
+    }
+
+    fn goto_restart(&mut self, i: usize) -> Result<(), BlockError> {
+        self.restart = i;
+        self.key.clear();
+        self.next = match self.block.restart(i) {
+            Ok(r) => r,
+            Err(e) => {
+                self.invalidate();
+                return Err(e);
+            }
+        };
+        Ok(())
+    }
+
+    /// Positions at the first entry.
+    pub fn seek_to_first(&mut self) -> Result<(), BlockError> {
+        if self.block.num_restarts == 0 {
+            self.invalidate();
+            return Ok(());
+        }
+        self.goto_restart(0)?;
+        self.parse_next().map(|_| ())
+    }
+
+    /// Positions at the last entry.
+    pub fn seek_to_last(&mut self) -> Result<(), BlockError> {
+        if self.block.num_restarts == 0 {
+            self.invalidate();
+            return Ok(());
+        }
+        self.goto_restart(self.block.num_restarts - 1)?;
+        while self.parse_next()? && self.next < self.block.restarts {}
+        Ok(())
+    }
+
+    /// Positions at the first entry whose key is `>= target`.
+    pub fn seek(&mut self, target: &[u8]) -> Result<(), BlockError> {
+        if self.block.num_restarts == 0 {
+            self.invalidate();
+            return Ok(());
+        }
+        // The last restart point whose key is < target: the answer is in its interval or
+        // at the next restart point.
+        let (mut lo, mut hi) = (0usize, self.block.num_restarts);
+        while hi - lo > 1 {
+            let mid = (lo + hi) / 2;
+            self.goto_restart(mid)?;
+            self.parse_next()?;
+            if self.key.as_slice() < target {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        self.goto_restart(lo)?;
+        while self.parse_next()? {
+            if self.key.as_slice() >= target {
+                return Ok(());
+            }
+        }
+        Ok(())
+    }
+
+    /// Positions at the last entry whose key is `<= target`.
+    pub fn seek_for_prev(&mut self, target: &[u8]) -> Result<(), BlockError> {
+        self.seek(target)?;
+        if !self.valid() {
+            return self.seek_to_last();
+        }
+        if self.key.as_slice() > target {
+            self.prev()?;
+        }
+        Ok(())
+    }
+
+    /// Moves to the next entry.
+    #[allow(clippy::should_implement_trait)] // a cursor step, not an `Iterator`
+    pub fn next(&mut self) -> Result<(), BlockError> {
+        if self.valid() {
+            self.parse_next()?;
+        }
+        Ok(())
+    }
+
+    /// Moves to the previous entry: back to the restart point before the current entry,
+    /// then forward to the entry just before it.
+    pub fn prev(&mut self) -> Result<(), BlockError> {
+        if !self.valid() {
+            return Ok(());
+        }
+        let original = self.cur;
+        let mut i = self.restart;
+        loop {
+            let r = self.block.restart(i)?;
+            if r < original {
+                break;
+            }
+            if i == 0 {
+                self.invalidate();
+                return Ok(());
+            }
+            i -= 1;
+        }
+        self.goto_restart(i)?;
+        // Parse until the entry whose successor is the original one.
+        loop {
+            if !self.parse_next()? {
+                return Ok(());
+            }
+            if self.next >= original {
+                return Ok(());
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::iter::testing::Model;
+    use crate::iter::InternalIter;
     use proptest::prelude::*;
+
+    /// A block holding `m`, with a restart point every `interval` entries.
+    fn build(m: &Model, interval: usize) -> Block {
+        let mut b = BlockBuilder::with_restart_interval(interval);
+        for (k, v) in m {
+            b.add(k, v.as_deref());
+        }
+        Block::new(Arc::new(b.finish())).unwrap()
+    }
+
+    /// The block iterator seen through the iterator trait, errors mapped.
+    struct BlockAsInternal(BlockIter);
+
+    fn err((at, r): BlockError) -> crate::Error {
+        crate::Error::InvalidArgument(format!("block error at {at}: {r}"))
+    }
+
+    impl InternalIter for BlockAsInternal {
+        fn valid(&self) -> bool {
+            self.0.valid()
+        }
+        fn key(&self) -> &[u8] {
+            self.0.key()
+        }
+        fn value(&self) -> Option<&[u8]> {
+            self.0.value()
+        }
+        fn seek_to_first(&mut self) -> crate::Result<()> {
+            self.0.seek_to_first().map_err(err)
+        }
+        fn seek_to_last(&mut self) -> crate::Result<()> {
+            self.0.seek_to_last().map_err(err)
+        }
+        fn seek(&mut self, t: &[u8]) -> crate::Result<()> {
+            self.0.seek(t).map_err(err)
+        }
+        fn seek_for_prev(&mut self, t: &[u8]) -> crate::Result<()> {
+            self.0.seek_for_prev(t).map_err(err)
+        }
+        fn next(&mut self) -> crate::Result<()> {
+            self.0.next().map_err(err)
+        }
+        fn prev(&mut self) -> crate::Result<()> {
+            self.0.prev().map_err(err)
+        }
+    }
 
     proptest! {
         #[test]
@@ -294,6 +568,25 @@ mod tests {
             let mut k = Vec::new();
             let got = blk.seek(&target, &mut k).unwrap().map(|_| k.clone());
             prop_assert_eq!(got, keys.iter().find(|x| x.as_slice() >= target.as_slice()).cloned());
+        }
+
+        #[test]
+        fn block_iter_matches_model(m in crate::iter::testing::model(), ops in crate::iter::testing::ops(), interval in 1usize..5) {
+            let blk = build(&m, interval);
+            let mut it = BlockAsInternal(BlockIter::new(blk));
+            crate::iter::testing::check_ops(&mut it, &m, &ops)?;
+        }
+
+        #[test]
+        fn garbage_iterates_without_panic(d in proptest::collection::vec(any::<u8>(), 0..80),
+                                         ops in crate::iter::testing::ops()) {
+            if let Ok(b) = Block::new(Arc::new(d)) {
+                let mut it = BlockAsInternal(BlockIter::new(b));
+                for op in &ops {
+                    let _ = crate::iter::testing::apply(&mut it, op);
+                    let _ = (it.key(), it.value());
+                }
+            }
         }
 
         #[test]

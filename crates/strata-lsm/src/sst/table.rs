@@ -7,12 +7,11 @@
 //! entries map the last key of each data block to `off varint | len varint`. Only the index and
 //! the filter stay in memory; data blocks are read on demand through the [`BlockCache`].
 
-use std::ops::Bound;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use super::block::{Block, BlockBuilder, ValueRef};
+use super::block::{Block, BlockBuilder};
 use super::bloom;
 use super::cache::BlockCache;
 use crate::coding::{crc, get_varint, put_varint, u32_at, u64_at};
@@ -88,6 +87,12 @@ impl SstWriter {
             smallest: None,
             block_bytes: block_bytes.max(256),
         })
+    }
+
+    /// Sets the block size without the lower clamp (tests: one entry per block).
+    #[cfg(test)]
+    pub(crate) fn set_block_bytes(&mut self, n: usize) {
+        self.block_bytes = n;
     }
 
     fn io(&self, source: std::io::Error) -> Error {
@@ -440,7 +445,13 @@ impl Table {
         Ok(n)
     }
 
-    fn err(&self, off: u64, (at, r): (usize, String)) -> Error {
+    /// The index: last key and location of every data block (pinned in memory).
+    pub fn index(&self) -> &[IndexEntry] {
+        &self.index
+    }
+
+    /// A corruption error at offset `at` of the block at `off`.
+    pub(crate) fn err(&self, off: u64, (at, r): (usize, String)) -> Error {
         Table::corrupt(&self.path, off + at as u64, r)
     }
 
@@ -477,208 +488,4 @@ impl Drop for Table {
     }
 }
 
-/// An entry produced by iterators: key and value (`None`: tombstone).
-pub type Entry = (Vec<u8>, Value);
-
-/// A source of entries in key order for the merging iterator.
-pub trait Source: Send {
-    /// The next entry, or `None` at the end.
-    fn next_entry(&mut self) -> Result<Option<Entry>>;
-}
-
-/// True when `key` is at or beyond the far bound in the iteration direction.
-pub fn past_hi(key: &[u8], hi: &Bound<Vec<u8>>) -> bool {
-    match hi {
-        Bound::Included(h) => key > h.as_slice(),
-        Bound::Excluded(h) => key >= h.as_slice(),
-        Bound::Unbounded => false,
-    }
-}
-
-/// True when `key` is below the low bound.
-pub fn before_lo(key: &[u8], lo: &Bound<Vec<u8>>) -> bool {
-    match lo {
-        Bound::Included(l) => key < l.as_slice(),
-        Bound::Excluded(l) => key <= l.as_slice(),
-        Bound::Unbounded => false,
-    }
-}
-
-/// Iterates one SST over a range, forward or reverse.
-pub struct TableIter {
-    table: Arc<Table>,
-    lo: Bound<Vec<u8>>,
-    hi: Bound<Vec<u8>>,
-    reverse: bool,
-    started: bool,
-    done: bool,
-    block_idx: usize,
-    block: Option<Block>,
-    pos: usize,
-    key: Vec<u8>,
-    rev_entries: Vec<(Vec<u8>, ValueRef)>,
-}
-
-impl TableIter {
-    /// An iterator over `[lo, hi]` of `table`.
-    pub fn new(
-        table: Arc<Table>,
-        lo: Bound<Vec<u8>>,
-        hi: Bound<Vec<u8>>,
-        reverse: bool,
-    ) -> TableIter {
-        TableIter {
-            table,
-            lo,
-            hi,
-            reverse,
-            started: false,
-            done: false,
-            block_idx: 0,
-            block: None,
-            pos: 0,
-            key: Vec::new(),
-            rev_entries: Vec::new(),
-        }
-    }
-
-    fn start_forward(&mut self) -> Result<()> {
-        let t = Arc::clone(&self.table);
-        let target = match &self.lo {
-            Bound::Included(k) | Bound::Excluded(k) => k.as_slice(),
-            Bound::Unbounded => {
-                self.block_idx = 0;
-                return Ok(());
-            }
-        };
-        self.block_idx = t.index.partition_point(|e| e.last_key.as_slice() < target);
-        if self.block_idx < t.index.len() {
-            let b = t.block(self.block_idx)?;
-            let off = t.index[self.block_idx].off;
-            // Start at the last restart point before the target; next() skips the rest.
-            self.pos = b.restart_before(target).map_err(|e| t.err(off, e))?;
-            self.key.clear();
-            self.block = Some(b);
-        }
-        Ok(())
-    }
-
-    fn next_forward(&mut self) -> Result<Option<Entry>> {
-        loop {
-            if self.block.is_none() {
-                if self.block_idx >= self.table.index.len() {
-                    return Ok(None);
-                }
-                self.block = Some(self.table.block(self.block_idx)?);
-                self.pos = 0;
-                self.key.clear();
-            }
-            let Some(b) = &self.block else {
-                return Ok(None);
-            };
-            if self.pos >= b.entries_end() {
-                self.block = None;
-                self.block_idx += 1;
-                continue;
-            }
-            let off = self.table.index[self.block_idx].off;
-            let (v, next) = b
-                .decode_at(self.pos, &mut self.key)
-                .map_err(|e| self.table.err(off, e))?;
-            self.pos = next;
-            if before_lo(&self.key, &self.lo) {
-                continue;
-            }
-            if past_hi(&self.key, &self.hi) {
-                return Ok(None);
-            }
-            return Ok(Some((self.key.clone(), b.value(v))));
-        }
-    }
-
-    fn load_rev(&mut self, i: usize) -> Result<()> {
-        let b = self.table.block(i)?;
-        let off = self.table.index[i].off;
-        self.rev_entries = b.entries().map_err(|e| self.table.err(off, e))?;
-        self.block = Some(b);
-        self.block_idx = i;
-        Ok(())
-    }
-
-    fn start_reverse(&mut self) -> Result<()> {
-        let n = self.table.index.len();
-        if n == 0 {
-            self.done = true;
-            return Ok(());
-        }
-        let i = match &self.hi {
-            Bound::Included(k) | Bound::Excluded(k) => self
-                .table
-                .index
-                .partition_point(|e| e.last_key.as_slice() < k.as_slice())
-                .min(n - 1),
-            Bound::Unbounded => n - 1,
-        };
-        self.load_rev(i)?;
-        let hi = self.hi.clone();
-        while self
-            .rev_entries
-            .last()
-            .is_some_and(|(k, _)| past_hi(k, &hi))
-        {
-            self.rev_entries.pop();
-        }
-        Ok(())
-    }
-
-    fn next_reverse(&mut self) -> Result<Option<Entry>> {
-        loop {
-            if let Some((k, v)) = self.rev_entries.pop() {
-                if before_lo(&k, &self.lo) {
-                    self.done = true;
-                    return Ok(None);
-                }
-                let Some(b) = &self.block else {
-                    return Ok(None);
-                };
-                return Ok(Some((k, b.value(v))));
-            }
-            if self.block_idx == 0 {
-                return Ok(None);
-            }
-            self.load_rev(self.block_idx - 1)?;
-        }
-    }
-}
-
-impl Source for TableIter {
-    fn next_entry(&mut self) -> Result<Option<Entry>> {
-        if self.done {
-            return Ok(None);
-        }
-        if !self.started {
-            self.started = true;
-            if self.reverse {
-                self.start_reverse()?;
-            } else {
-                self.start_forward()?;
-            }
-        }
-        let r = if self.reverse {
-            self.next_reverse()
-        } else {
-            self.next_forward()
-        };
-        match r {
-            Ok(None) => {
-                self.done = true;
-                Ok(None)
-            }
-            Err(e) => {
-                self.done = true;
-                Err(e)
-            }
-            ok => ok,
-        }
-    }
-}
+pub use crate::iter::{before_lo, past_hi, Entry, Source, TableIter};
