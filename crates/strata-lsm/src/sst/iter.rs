@@ -51,7 +51,7 @@ impl SstIter {
         }
     }
 
-    fn block_err(&mut self, e: (usize, String)) -> crate::Error {
+    fn block_err(&mut self, e: crate::error::FormatError) -> crate::Error {
         let off = self.table.index()[self.block].off;
         self.data = None;
         self.table.err(off, e)
@@ -60,7 +60,7 @@ impl SstIter {
     /// Runs a block operation on the current block, mapping its error.
     fn on_block(
         &mut self,
-        f: impl FnOnce(&mut BlockIter) -> std::result::Result<(), (usize, String)>,
+        f: impl FnOnce(&mut BlockIter) -> std::result::Result<(), crate::error::FormatError>,
     ) -> Result<()> {
         let r = match &mut self.data {
             Some(d) => f(d),
