@@ -127,6 +127,8 @@ impl Memtable {
             mem: Arc::clone(self),
             seq,
             cur: None,
+            first: self.list.first(),
+            last: self.list.last(),
         }
     }
 
@@ -149,6 +151,10 @@ pub struct MemIter {
     mem: Arc<Memtable>,
     seq: u64,
     cur: Option<Node>,
+    /// First and last nodes when the iterator was made: bounds of every version visible at
+    /// `seq` (later inserts carry larger sequence numbers).
+    first: Option<Node>,
+    last: Option<Node>,
 }
 
 // SAFETY: `cur` points into `mem`, which this iterator keeps alive; nodes are immutable after
@@ -290,11 +296,11 @@ impl InternalIter for MemIter {
     }
 
     fn smallest(&self) -> Option<&[u8]> {
-        self.mem.first_key()
+        self.first.map(|n| self.key_of(n))
     }
 
     fn largest(&self) -> Option<&[u8]> {
-        self.mem.last_key()
+        self.last.map(|n| self.key_of(n))
     }
 }
 
