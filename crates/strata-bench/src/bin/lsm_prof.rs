@@ -156,6 +156,7 @@ fn main() {
         let t = Instant::now();
         build(&e, n);
         if args.iter().any(|a| a == "--settle") {
+            e.flush().expect("flush");
             e.wait_for_compactions().expect("settle");
         }
         eprintln!("built {n} in {:?}", t.elapsed());
