@@ -82,8 +82,9 @@ impl StripeView {
         Ok(lookup_version(&self.version, key)?.flatten())
     }
 
-    /// The merge of this stripe's sources that can hold keys of `range`, newest first.
-    fn iter(&self, range: &KeyRange, seq: u64) -> MergingIter {
+    /// The merge of this stripe's sources that can hold keys of `range`, newest first (the
+    /// source itself when there is only one).
+    fn iter(&self, range: &KeyRange, seq: u64) -> Box<dyn InternalIter> {
         let (lo, hi) = (&range.start, &range.end);
         let v = &self.version;
         let mut c: Vec<Box<dyn InternalIter>> =
@@ -109,7 +110,12 @@ impl StripeView {
                 c.push(Box::new(LevelIter::new(files)));
             }
         }
-        MergingIter::new(c)
+        if c.len() == 1 {
+            if let Some(only) = c.pop() {
+                return only;
+            }
+        }
+        Box::new(MergingIter::new(c))
     }
 }
 
@@ -120,11 +126,11 @@ struct StripeIter {
     index: usize,
     seq: u64,
     range: Arc<KeyRange>,
-    it: Option<MergingIter>,
+    it: Option<Box<dyn InternalIter>>,
 }
 
 impl StripeIter {
-    fn built(&mut self) -> &mut MergingIter {
+    fn built(&mut self) -> &mut Box<dyn InternalIter> {
         let (views, index, range, seq) = (&self.views, self.index, &self.range, self.seq);
         self.it.get_or_insert_with(|| views[index].iter(range, seq))
     }
@@ -132,13 +138,13 @@ impl StripeIter {
 
 impl InternalIter for StripeIter {
     fn valid(&self) -> bool {
-        self.it.as_ref().is_some_and(InternalIter::valid)
+        self.it.as_ref().is_some_and(|i| i.valid())
     }
     fn key(&self) -> &[u8] {
-        self.it.as_ref().map_or(&[], InternalIter::key)
+        self.it.as_ref().map_or(&[], |i| i.key())
     }
     fn value(&self) -> Option<&[u8]> {
-        self.it.as_ref().and_then(InternalIter::value)
+        self.it.as_ref().and_then(|i| i.value())
     }
     fn seek_to_first(&mut self) -> Result<()> {
         self.built().seek_to_first()
@@ -189,7 +195,12 @@ impl LsmSnapshot {
                     "range outside the snapshot's partition".into(),
                 ));
             };
-            return Ok(Box::new(v.iter(range, self.seq)));
+            return Ok(v.iter(range, self.seq));
+        }
+        if self.inner.stripes == 1 {
+            if let Some(v) = self.views.first() {
+                return Ok(v.iter(range, self.seq));
+            }
         }
         if self.views.len() != self.inner.stripes as usize {
             return Err(Error::InvalidArgument(

@@ -17,6 +17,15 @@ use skiplist::{Node, SkipList, Writer};
 /// A value or a tombstone (`None`).
 pub type Value = Option<Vec<u8>>;
 
+/// Bytes charged to the memory budget per entry beyond its key and value: the average node
+/// header and tower of the skip list (32 + 8 × 4/3 bytes, rounded up with alignment). A fixed
+/// charge keeps the budget's slack predictable (one record costs the same whatever its tower).
+pub const ENTRY_OVERHEAD: usize = 48;
+
+fn charge(key: &[u8], value: Option<&[u8]>) -> usize {
+    key.len() + value.map_or(0, <[u8]>::len) + ENTRY_OVERHEAD
+}
+
 /// The memtable of one stripe.
 pub struct Memtable {
     // Field order matters: the list (its head) drops before the writer frees the arena.
@@ -52,7 +61,8 @@ impl Memtable {
         let mut w = self.writer();
         let mut added = 0;
         for (k, v) in entries {
-            added += self.list.insert(&mut w, &k, seq, v.as_deref());
+            self.list.insert(&mut w, &k, seq, v.as_deref());
+            added += charge(&k, v.as_deref());
         }
         self.bytes.fetch_add(added, AtOrd::Relaxed);
         added
@@ -75,13 +85,14 @@ impl Memtable {
         let mut w = self.writer();
         let mut added = 0;
         for (k, v) in entries {
-            added += self.list.insert(&mut w, k, seq, v);
+            self.list.insert(&mut w, k, seq, v);
+            added += charge(k, v);
         }
         self.bytes.fetch_add(added, AtOrd::Relaxed);
         added
     }
 
-    /// Bytes charged to the budget (the arena bytes of the entries).
+    /// Bytes charged to the budget (see [`ENTRY_OVERHEAD`]).
     pub fn bytes(&self) -> usize {
         self.bytes.load(AtOrd::Relaxed)
     }

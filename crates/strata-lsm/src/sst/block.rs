@@ -171,26 +171,58 @@ impl Block {
         Ok(r)
     }
 
+    /// The three lengths at the start of the entry at `pos` (`shared`, `unshared`, `vtag`) and
+    /// the offset after them.
+    #[inline]
+    fn header(&self, pos: usize) -> Result<(usize, usize, u64, usize), BlockError> {
+        let d = &self.data[..self.restarts];
+        // Fast path: three one-byte varints (short keys, values under 127 bytes).
+        if let Some(h) = d.get(pos..pos.wrapping_add(3)) {
+            if (h[0] | h[1] | h[2]) < 0x80 {
+                return Ok((h[0] as usize, h[1] as usize, u64::from(h[2]), pos + 3));
+            }
+        }
+        self.header_slow(pos)
+    }
+
+    #[cold]
+    fn header_slow(&self, pos: usize) -> Result<(usize, usize, u64, usize), BlockError> {
+        let d = &self.data[..self.restarts];
+        let mut p = pos;
+        let bad = |what: &str| FormatError::new(pos, format!("bad entry: {what}"));
+        let shared = get_varint(d, &mut p).ok_or_else(|| bad("shared length"))?;
+        let unshared = get_varint(d, &mut p).ok_or_else(|| bad("key length"))?;
+        let vtag = get_varint(d, &mut p).ok_or_else(|| bad("value length"))?;
+        let shared = usize::try_from(shared).map_err(|_| bad("shared length"))?;
+        let unshared = usize::try_from(unshared).map_err(|_| bad("key length"))?;
+        Ok((shared, unshared, vtag, p))
+    }
+
+    #[cold]
+    fn bad_entry(pos: usize, what: &str) -> BlockError {
+        FormatError::new(pos, format!("bad entry: {what}"))
+    }
+
     /// Decodes the entry at `pos` given the previous key in `key` (replaced by this entry's
     /// key); returns the value and the offset of the next entry.
+    #[inline]
     pub fn decode_at(
         &self,
         pos: usize,
         key: &mut Vec<u8>,
     ) -> Result<(ValueRef, usize), BlockError> {
+        let (shared, unshared, vtag, p) = self.header(pos)?;
         let d = &self.data[..self.restarts];
-        let mut p = pos;
-        let bad = |what: &str| FormatError::new(pos, format!("bad entry: {what}"));
-        let shared = get_varint(d, &mut p).ok_or_else(|| bad("shared length"))? as usize;
-        let unshared = get_varint(d, &mut p).ok_or_else(|| bad("key length"))? as usize;
-        let vtag = get_varint(d, &mut p).ok_or_else(|| bad("value length"))?;
         if shared > key.len() {
-            return Err(bad("shared prefix longer than the previous key"));
+            return Err(Block::bad_entry(
+                pos,
+                "shared prefix longer than the previous key",
+            ));
         }
         let kend = p
             .checked_add(unshared)
             .filter(|&e| e <= d.len())
-            .ok_or_else(|| bad("key runs past the block"))?;
+            .ok_or_else(|| Block::bad_entry(pos, "key runs past the block"))?;
         key.truncate(shared);
         key.extend_from_slice(&d[p..kend]);
         let (vlen, tombstone) = if vtag == 0 {
@@ -201,7 +233,7 @@ impl Block {
         let vend = kend
             .checked_add(vlen)
             .filter(|&e| e <= d.len())
-            .ok_or_else(|| bad("value runs past the block"))?;
+            .ok_or_else(|| Block::bad_entry(pos, "value runs past the block"))?;
         Ok((
             ValueRef {
                 off: kend as u32,
@@ -212,25 +244,41 @@ impl Block {
         ))
     }
 
+    /// The whole key stored at restart point `i` (restart entries share no prefix), read in
+    /// place.
+    #[inline]
+    fn restart_key(&self, i: usize) -> Result<&[u8], BlockError> {
+        let pos = self.restart(i)?;
+        let (shared, unshared, _, p) = self.header(pos)?;
+        if shared != 0 {
+            return Err(Block::bad_entry(pos, "restart entry shares a prefix"));
+        }
+        self.data[..self.restarts]
+            .get(p..p.saturating_add(unshared))
+            .ok_or_else(|| Block::bad_entry(pos, "key runs past the block"))
+    }
+
+    /// Index of the last restart point whose key is `< target` (0 when there is none).
+    fn restart_index_before(&self, target: &[u8]) -> Result<usize, BlockError> {
+        let (mut lo, mut hi) = (0usize, self.num_restarts);
+        while hi - lo > 1 {
+            let mid = (lo + hi) / 2;
+            if self.restart_key(mid)? < target {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        Ok(lo)
+    }
+
     /// Offset of the last restart point whose key is `< target` (0 when there is none): a
     /// forward scan from there reaches the first key `>= target` within one interval.
     pub fn restart_before(&self, target: &[u8]) -> Result<usize, BlockError> {
         if self.num_restarts == 0 {
             return Ok(0);
         }
-        let (mut lo, mut hi) = (0usize, self.num_restarts);
-        let mut key = Vec::new();
-        while hi - lo > 1 {
-            let mid = (lo + hi) / 2;
-            key.clear();
-            self.decode_at(self.restart(mid)?, &mut key)?;
-            if key.as_slice() < target {
-                lo = mid;
-            } else {
-                hi = mid;
-            }
-        }
-        self.restart(lo)
+        self.restart(self.restart_index_before(target)?)
     }
 
     /// Offset of the first entry whose key is `>= target` (or `entries_end`), with that key.
@@ -242,19 +290,7 @@ impl Block {
         if self.num_restarts == 0 {
             return Ok(None);
         }
-        // Last restart point whose key is < target.
-        let (mut lo, mut hi) = (0usize, self.num_restarts);
-        while hi - lo > 1 {
-            let mid = (lo + hi) / 2;
-            key.clear();
-            self.decode_at(self.restart(mid)?, key)?;
-            if key.as_slice() < target {
-                lo = mid;
-            } else {
-                hi = mid;
-            }
-        }
-        let mut pos = self.restart(lo)?;
+        let mut pos = self.restart_before(target)?;
         key.clear();
         while pos < self.restarts {
             let (v, next) = self.decode_at(pos, key)?;
@@ -303,8 +339,6 @@ pub struct BlockIter {
     cur: usize,
     /// Offset of the entry after the current one.
     next: usize,
-    /// Index of the restart interval that holds the current entry.
-    restart: usize,
     key: Vec<u8>,
     val: ValueRef,
 }
@@ -317,7 +351,6 @@ impl BlockIter {
             block,
             cur: end,
             next: end,
-            restart: 0,
             key: Vec::new(),
             val: ValueRef {
                 off: 0,
@@ -374,11 +407,6 @@ impl BlockIter {
                 self.cur = at;
                 self.next = next;
                 self.val = v;
-                while self.restart + 1 < self.block.num_restarts
-                    && self.block.restart(self.restart + 1)? <= self.cur
-                {
-                    self.restart += 1;
-                }
                 Ok(true)
             }
             Err(e) => {
@@ -389,7 +417,6 @@ impl BlockIter {
     }
 
     fn goto_restart(&mut self, i: usize) -> Result<(), BlockError> {
-        self.restart = i;
         self.key.clear();
         self.next = match self.block.restart(i) {
             Ok(r) => r,
@@ -430,17 +457,13 @@ impl BlockIter {
         }
         // The last restart point whose key is < target: the answer is in its interval or
         // at the next restart point.
-        let (mut lo, mut hi) = (0usize, self.block.num_restarts);
-        while hi - lo > 1 {
-            let mid = (lo + hi) / 2;
-            self.goto_restart(mid)?;
-            self.parse_next()?;
-            if self.key.as_slice() < target {
-                lo = mid;
-            } else {
-                hi = mid;
+        let lo = match self.block.restart_index_before(target) {
+            Ok(i) => i,
+            Err(e) => {
+                self.invalidate();
+                return Err(e);
             }
-        }
+        };
         self.goto_restart(lo)?;
         while self.parse_next()? {
             if self.key.as_slice() >= target {
@@ -478,18 +501,20 @@ impl BlockIter {
             return Ok(());
         }
         let original = self.cur;
-        let mut i = self.restart;
-        loop {
-            let r = self.block.restart(i)?;
-            if r < original {
-                break;
+        // The last restart point before the current entry (binary search on the offsets).
+        let (mut lo, mut hi) = (0usize, self.block.num_restarts);
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            if self.block.restart(mid)? < original {
+                lo = mid + 1;
+            } else {
+                hi = mid;
             }
-            if i == 0 {
-                self.invalidate();
-                return Ok(());
-            }
-            i -= 1;
         }
+        let Some(i) = lo.checked_sub(1) else {
+            self.invalidate();
+            return Ok(());
+        };
         self.goto_restart(i)?;
         // Parse until the entry whose successor is the original one.
         loop {

@@ -21,8 +21,11 @@ use crate::memtable::Value;
 
 /// Magic at the end of every SST.
 pub const SST_MAGIC: &[u8; 8] = b"STRATSST";
-/// Format version written in the footer.
-pub const SST_VERSION: u32 = 1;
+/// Format version written in the footer: 2 = blocked bloom filter (see [`bloom`]). Version 1
+/// files (classic filter) are still read.
+pub const SST_VERSION: u32 = 2;
+/// Oldest format version read.
+pub const SST_MIN_VERSION: u32 = 1;
 /// Bytes of the footer.
 pub const FOOTER: usize = 48;
 /// Bloom filter bits per key.
@@ -158,7 +161,7 @@ impl SstWriter {
         };
         let index = self.index.finish();
         let (index_off, index_len) = self.write_block(&index)?;
-        let filter = bloom::build(&self.hashes, BLOOM_BITS_PER_KEY);
+        let filter = bloom::build_blocked(&self.hashes, BLOOM_BITS_PER_KEY);
         let (bloom_off, bloom_len) = self.write_block(&filter)?;
         let mut f = Vec::with_capacity(FOOTER);
         f.extend_from_slice(&index_off.to_le_bytes());
@@ -199,6 +202,8 @@ pub struct Footer {
     pub bloom_len: u32,
     /// Number of entries.
     pub entries: u64,
+    /// Format version (`SST_MIN_VERSION..=SST_VERSION`).
+    pub version: u32,
 }
 
 /// Decodes a footer (the last 48 bytes of a file of `file_len` bytes); errors give the offset
@@ -218,7 +223,7 @@ pub fn decode_footer(f: &[u8], file_len: u64) -> std::result::Result<Footer, For
         return Err(FormatError::new(0, "footer checksum mismatch"));
     }
     let version = u32_at(f, 32).unwrap_or(0);
-    if version != SST_VERSION {
+    if !(SST_MIN_VERSION..=SST_VERSION).contains(&version) {
         return Err(FormatError::new(
             32,
             format!("unsupported SST version {version}"),
@@ -230,6 +235,7 @@ pub fn decode_footer(f: &[u8], file_len: u64) -> std::result::Result<Footer, For
         bloom_off: u64_at(f, 12).unwrap_or(0),
         bloom_len: u32_at(f, 20).unwrap_or(0),
         entries: u64_at(f, 24).unwrap_or(0),
+        version,
     };
     let body = file_len.saturating_sub(FOOTER as u64);
     for (off, len, at) in [
@@ -288,7 +294,7 @@ pub struct Table {
     file: Arc<dyn ReadableFile>,
     cache: Arc<BlockCache>,
     index: Vec<IndexEntry>,
-    bloom: Vec<u8>,
+    bloom: bloom::Filter,
     obsolete: AtomicBool,
     fs: Arc<dyn Fs>,
 }
@@ -345,7 +351,10 @@ impl Table {
                 ));
             }
         }
-        let bloom = Table::read_checked(file.as_ref(), path, footer.bloom_off, footer.bloom_len)?;
+        let bloom = bloom::Filter::from_stored(
+            footer.version,
+            Table::read_checked(file.as_ref(), path, footer.bloom_off, footer.bloom_len)?,
+        );
         Ok(Table {
             meta,
             path: path.to_path_buf(),
@@ -437,7 +446,7 @@ impl Table {
         if key < self.meta.smallest.as_slice() || key > self.meta.largest.as_slice() {
             return Ok(None);
         }
-        if !bloom::may_contain(&self.bloom, hash) {
+        if !self.bloom.may_contain(hash) {
             return Ok(None);
         }
         let i = self.index.partition_point(|e| e.last_key.as_slice() < key);
