@@ -49,7 +49,7 @@ impl BlockBuilder {
 
     /// Adds an entry; keys must come in strictly increasing order.
     pub fn add(&mut self, key: &[u8], value: Option<&[u8]>) {
-        let shared = if self.count % self.interval == 0 {
+        let shared = if self.count.is_multiple_of(self.interval) {
             self.restarts.push(self.buf.len() as u32);
             0
         } else {
