@@ -9,11 +9,12 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use super::inner::Inner;
-use super::version::{lookup_version, overlaps_range, StripeVersion};
+use super::version::{lookup_version_hashed, overlaps_range, StripeVersion};
 use crate::engine::{Cursor, CursorPairs, Direction, KeyRange, KvIter, Snapshot};
 use crate::error::{Error, Result};
 use crate::iter::{DbIter, InternalIter, LevelIter, MergingIter};
 use crate::memtable::Memtable;
+use crate::sst::bloom::key_hash;
 use crate::sst::iter::SstIter;
 use crate::sync::read;
 
@@ -71,15 +72,16 @@ pub(super) struct StripeView {
 impl StripeView {
     /// The value of `key` (of this stripe) at `seq`.
     fn get(&self, key: &[u8], seq: u64) -> Result<Option<Vec<u8>>> {
-        if let Some(v) = self.active.get(key, seq) {
+        let hash = key_hash(key);
+        if let Some(v) = self.active.get_hashed(key, hash, seq) {
             return Ok(v);
         }
         if let Some(f) = &self.frozen {
-            if let Some(v) = f.get(key, u64::MAX) {
+            if let Some(v) = f.get_hashed(key, hash, u64::MAX) {
                 return Ok(v);
             }
         }
-        Ok(lookup_version(&self.version, key)?.flatten())
+        Ok(lookup_version_hashed(&self.version, key, hash)?.flatten())
     }
 
     /// The merge of this stripe's sources that can hold keys of `range`, newest first (the

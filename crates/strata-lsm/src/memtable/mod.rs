@@ -5,6 +5,7 @@
 //! Writers insert one at a time (a mutex); readers never lock: a [`MemIter`] walks the list
 //! while writers insert and hands out slices of the nodes (see [`skiplist`]).
 
+pub mod filter;
 pub mod skiplist;
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering as AtOrd};
@@ -12,6 +13,8 @@ use std::sync::{Arc, Mutex};
 
 use crate::error::Result;
 use crate::iter::InternalIter;
+use crate::sst::bloom::key_hash;
+use filter::MemFilter;
 use skiplist::{Node, SkipList, Writer};
 
 /// A value or a tombstone (`None`).
@@ -32,6 +35,7 @@ pub struct Memtable {
     list: SkipList,
     writer: Mutex<Writer>,
     bytes: AtomicUsize,
+    filter: MemFilter,
 }
 
 impl Default for Memtable {
@@ -52,6 +56,7 @@ impl Memtable {
             list,
             writer: Mutex::new(writer),
             bytes: AtomicUsize::new(0),
+            filter: MemFilter::default(),
         }
     }
 
@@ -61,6 +66,7 @@ impl Memtable {
         let mut w = self.writer();
         let mut added = 0;
         for (k, v) in entries {
+            self.filter.insert(key_hash(&k));
             self.list.insert(&mut w, &k, seq, v.as_deref());
             added += charge(&k, v.as_deref());
         }
@@ -85,6 +91,7 @@ impl Memtable {
         let mut w = self.writer();
         let mut added = 0;
         for (k, v) in entries {
+            self.filter.insert(key_hash(k));
             self.list.insert(&mut w, k, seq, v);
             added += charge(k, v);
         }
@@ -105,6 +112,15 @@ impl Memtable {
     /// The newest version of `key` visible at `seq`: `None` when the memtable has none,
     /// `Some(None)` for a tombstone.
     pub fn get(&self, key: &[u8], seq: u64) -> Option<Value> {
+        self.get_hashed(key, key_hash(key), seq)
+    }
+
+    /// [`Memtable::get`] with the key's [`key_hash`] already computed (a point read computes
+    /// it once for the memtables and the files' filters).
+    pub fn get_hashed(&self, key: &[u8], hash: u64, seq: u64) -> Option<Value> {
+        if !self.filter.may_contain(hash) {
+            return None;
+        }
         let n = self.list.seek(key, seq)?;
         // SAFETY: `self` keeps the list alive for the duration of the borrow.
         let (k, v) = unsafe { (n.key(), n.value()) };

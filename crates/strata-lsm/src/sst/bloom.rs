@@ -64,13 +64,13 @@ pub const LINE: usize = 64;
 const LINE_BITS: u32 = (LINE * 8) as u32;
 
 /// Line of a blocked filter holding a hash: the high 32 bits scaled to `lines`.
-fn line_of(hash: u64, lines: usize) -> usize {
+pub(crate) fn line_of(hash: u64, lines: usize) -> usize {
     (((hash >> 32) * lines as u64) >> 32) as usize
 }
 
 /// The bit positions inside a line: the low 32 bits, remixed by a multiplication per probe,
 /// whose top 9 bits pick a bit.
-fn probes(hash: u64, k: u8) -> impl Iterator<Item = u32> {
+pub(crate) fn probes(hash: u64, k: u8) -> impl Iterator<Item = u32> {
     let mut h = hash as u32;
     (0..k).map(move |_| {
         let bit = h >> (32 - 9);
