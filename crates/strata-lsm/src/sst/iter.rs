@@ -52,7 +52,7 @@ impl SstIter {
     }
 
     fn block_err(&mut self, e: crate::error::FormatError) -> crate::Error {
-        let off = self.table.index()[self.block].off;
+        let off = self.table.index().handle(self.block).0;
         self.data = None;
         self.table.err(off, e)
     }
@@ -101,9 +101,7 @@ impl SstIter {
 
     /// Index of the first block whose last key is `>= target`.
     fn block_for(&self, target: &[u8]) -> usize {
-        self.table
-            .index()
-            .partition_point(|e| e.last_key.as_slice() < target)
+        self.table.index().find(target)
     }
 }
 

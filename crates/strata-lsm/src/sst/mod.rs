@@ -4,5 +4,6 @@
 pub mod block;
 pub mod bloom;
 pub mod cache;
+pub mod index;
 pub mod iter;
 pub mod table;

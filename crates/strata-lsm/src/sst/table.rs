@@ -14,6 +14,7 @@ use std::sync::Arc;
 use super::block::{Block, BlockBuilder};
 use super::bloom;
 use super::cache::BlockCache;
+use super::index::FlatIndex;
 use crate::coding::{crc, get_varint, put_varint, u32_at, u64_at};
 use crate::error::{Error, FormatError, Result};
 use crate::fs::{Fs, ReadableFile, WritableFile};
@@ -293,7 +294,7 @@ pub struct Table {
     path: PathBuf,
     file: Arc<dyn ReadableFile>,
     cache: Arc<BlockCache>,
-    index: Vec<IndexEntry>,
+    index: FlatIndex,
     bloom: bloom::Filter,
     obsolete: AtomicBool,
     fs: Arc<dyn Fs>,
@@ -360,7 +361,7 @@ impl Table {
             path: path.to_path_buf(),
             file,
             cache,
-            index,
+            index: FlatIndex::new(&index),
             bloom,
             obsolete: AtomicBool::new(false),
             fs,
@@ -384,44 +385,45 @@ impl Table {
 
     /// Loads data block `i` (through the cache).
     pub fn block(&self, i: usize) -> Result<Block> {
-        let e = &self.index[i];
-        let data = match self.cache.get(self.meta.id, e.off) {
+        let (off, len) = self.index.handle(i);
+        let data = match self.cache.get(self.meta.id, off) {
             Some(d) => d,
             None => {
                 let d = Arc::new(Table::read_checked(
                     self.file.as_ref(),
                     &self.path,
-                    e.off,
-                    e.len,
+                    off,
+                    len,
                 )?);
-                self.cache.insert(self.meta.id, e.off, Arc::clone(&d));
+                self.cache.insert(self.meta.id, off, Arc::clone(&d));
                 d
             }
         };
-        Block::new(data).map_err(|err| err.in_file(&self.path, e.off))
+        Block::new(data).map_err(|err| err.in_file(&self.path, off))
     }
 
     /// Reads and checks every block without the cache; returns the number of entries.
     pub fn verify(&self) -> Result<u64> {
         let mut n = 0u64;
         let mut prev: Option<Vec<u8>> = None;
-        for e in &self.index {
-            let d = Table::read_checked(self.file.as_ref(), &self.path, e.off, e.len)?;
-            let b = Block::new(Arc::new(d)).map_err(|err| err.in_file(&self.path, e.off))?;
-            let entries = b.entries().map_err(|err| err.in_file(&self.path, e.off))?;
+        for i in 0..self.index.len() {
+            let (off, len) = self.index.handle(i);
+            let d = Table::read_checked(self.file.as_ref(), &self.path, off, len)?;
+            let b = Block::new(Arc::new(d)).map_err(|err| err.in_file(&self.path, off))?;
+            let entries = b.entries().map_err(|err| err.in_file(&self.path, off))?;
             if let (Some(p), Some(f)) = (&prev, entries.first()) {
                 if p >= &f.0 {
                     return Err(Table::corrupt(
                         &self.path,
-                        e.off,
+                        off,
                         "keys out of order across blocks",
                     ));
                 }
             }
-            if entries.last().map(|l| &l.0) != Some(&e.last_key) {
+            if entries.last().map(|l| l.0.as_slice()) != Some(self.index.last_key(i)) {
                 return Err(Table::corrupt(
                     &self.path,
-                    e.off,
+                    off,
                     "index key differs from the block's last key",
                 ));
             }
@@ -432,7 +434,7 @@ impl Table {
     }
 
     /// The index: last key and location of every data block (pinned in memory).
-    pub fn index(&self) -> &[IndexEntry] {
+    pub fn index(&self) -> &FlatIndex {
         &self.index
     }
 
@@ -449,7 +451,7 @@ impl Table {
         if !self.bloom.may_contain(hash) {
             return Ok(None);
         }
-        let i = self.index.partition_point(|e| e.last_key.as_slice() < key);
+        let i = self.index.find(key);
         if i == self.index.len() {
             return Ok(None);
         }
@@ -457,7 +459,7 @@ impl Table {
         let mut k = Vec::with_capacity(key.len());
         match b
             .seek(key, &mut k)
-            .map_err(|e| self.err(self.index[i].off, e))?
+            .map_err(|e| self.err(self.index.handle(i).0, e))?
         {
             Some((_, v, _)) if k == key => Ok(Some(b.value(v))),
             _ => Ok(None),
