@@ -271,7 +271,7 @@ impl SkipList {
             w.rng ^= w.rng << 13;
             w.rng ^= w.rng >> 7;
             w.rng ^= w.rng << 17;
-            if w.rng % BRANCHING != 0 {
+            if !w.rng.is_multiple_of(BRANCHING) {
                 break;
             }
             h += 1;
