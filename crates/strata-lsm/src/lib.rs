@@ -21,7 +21,8 @@ mod sync;
 pub mod wal;
 
 pub use engine::{
-    Condition, Direction, Engine, KeyRange, KvIter, KvPair, Op, Snapshot, WriteBatch,
+    Condition, Cursor, CursorPairs, Direction, Engine, KeyRange, KvIter, KvPair, Op, RangeCursor,
+    Snapshot, WriteBatch,
 };
 pub use error::{Error, FormatError, Result};
 pub use fs::{FaultFs, Fs, RealFs};

@@ -25,6 +25,12 @@ pub enum SyncMode {
 pub struct LsmOptions {
     /// Number of stripes (independent LSM trees). Used only when creating a database; an
     /// existing database keeps the count recorded in its manifest.
+    ///
+    /// Default 1: an ordered key-value store wants neighbouring keys together. Stripes spread
+    /// keys by a hash of their partition, so a range that is not inside one partition must
+    /// merge every stripe (a seek positions one tree per stripe). Striping pays where reads
+    /// stay inside partitions or where keys carry their stripe in key order — Strata's tables
+    /// create their databases with 256 stripes.
     pub stripes: u32,
     /// Durability of acknowledged writes.
     pub sync: SyncMode,
@@ -54,7 +60,7 @@ pub struct LsmOptions {
 impl Default for LsmOptions {
     fn default() -> LsmOptions {
         LsmOptions {
-            stripes: 256,
+            stripes: 1,
             sync: SyncMode::Always,
             partitioner: None,
             block_cache_bytes: 64 << 20,

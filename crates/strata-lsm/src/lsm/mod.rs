@@ -41,7 +41,7 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
-use crate::engine::{Direction, Engine, KeyRange, KvIter, Snapshot, WriteBatch};
+use crate::engine::{Cursor, Direction, Engine, KeyRange, KvIter, Snapshot, WriteBatch};
 use crate::error::{Error, Result};
 use crate::manifest::LEVELS;
 use crate::options::{LsmOptions, SyncMode};
@@ -228,6 +228,14 @@ impl Engine for LsmEngine {
         self.inner.check_open()?;
         let only = self.inner.single_stripe(&range);
         self.inner.snapshot_of(only).range(range, direction)
+    }
+
+    fn cursor(&self, range: KeyRange, direction: Direction) -> Result<Box<dyn Cursor>> {
+        self.inner.check_open()?;
+        let only = self.inner.single_stripe(&range);
+        Ok(Box::new(
+            self.inner.snapshot_of(only).db_iter(range, direction)?,
+        ))
     }
 
     fn flush(&self) -> Result<()> {
