@@ -4,11 +4,11 @@
 
 use std::collections::BTreeMap;
 use std::ops::Bound;
-use std::sync::Arc;
 
 use proptest::prelude::*;
 use strata_lsm::{
-    Condition, Direction, Engine, Error, KeyRange, LsmEngine, LsmOptions, SyncMode, WriteBatch,
+    Condition, Direction, Engine, Error, KeyRange, LsmEngine, LsmOptions, Partitioner, SyncMode,
+    WriteBatch,
 };
 
 type Model = BTreeMap<Vec<u8>, Vec<u8>>;
@@ -69,7 +69,7 @@ fn options(background: bool, partitioned: bool) -> LsmOptions {
             SyncMode::None
         },
         partitioner: if partitioned {
-            Some(Arc::new(|k: &[u8]| k.len().min(1)))
+            Some(Partitioner::FixedPrefix(1))
         } else {
             None
         },

@@ -31,7 +31,7 @@ impl BlockBuilder {
 
     /// Adds an entry; keys must come in strictly increasing order.
     pub fn add(&mut self, key: &[u8], value: Option<&[u8]>) {
-        let shared = if self.count % RESTART_INTERVAL == 0 {
+        let shared = if self.count.is_multiple_of(RESTART_INTERVAL) {
             self.restarts.push(self.buf.len() as u32);
             0
         } else {
