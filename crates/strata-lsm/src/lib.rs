@@ -4,6 +4,7 @@
 //! write batches, ordered range iteration over consistent snapshots) and its implementations:
 //! [`MemEngine`] (in memory) and [`LsmEngine`], the striped LSM of seed 05 done properly.
 
+pub mod check;
 pub mod coding;
 pub mod engine;
 pub mod error;
@@ -18,10 +19,12 @@ pub mod memtable;
 pub mod options;
 pub mod partition;
 pub mod record;
+pub mod repair;
 pub mod sst;
 mod sync;
 pub mod wal;
 
+pub use check::{check, CheckReport, Problem};
 pub use engine::{
     Condition, Direction, Engine, KeyRange, KvIter, KvPair, Op, Snapshot, WriteBatch,
 };
@@ -31,3 +34,4 @@ pub use lsm::{LsmEngine, Stats, VerifyReport};
 pub use mem::MemEngine;
 pub use options::{LsmOptions, SyncMode};
 pub use partition::Partitioner;
+pub use repair::{repair, RepairReport};

@@ -155,10 +155,22 @@ pub fn read_log(data: &[u8], start: usize) -> LogContents<'_> {
 pub struct LogScan<'a> {
     /// Valid records in order: `(offset, payload)`.
     pub records: Vec<(u64, &'a [u8])>,
-    /// Damaged records: `(offset, reason)`, in order.
-    pub damage: Vec<(u64, String)>,
+    /// Damaged records, in order.
+    pub damage: Vec<Damage<'a>>,
     /// An incomplete last record: `(offset, reason)`.
     pub torn: Option<(u64, String)>,
+}
+
+/// A damaged record found by [`scan_log`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Damage<'a> {
+    /// Offset of the record.
+    pub offset: u64,
+    /// What is wrong.
+    pub reason: String,
+    /// The payload as stored, when the header is intact (only the payload failed its
+    /// checksum): salvage may try to read it, checking everything it finds.
+    pub payload: Option<&'a [u8]>,
 }
 
 /// Reads a whole log for checking and salvage: after a damaged record the reader resumes at
@@ -178,7 +190,12 @@ pub fn scan_log(data: &[u8], start: usize) -> LogScan<'_> {
                 break;
             }
             At::Bad { reason, len } => {
-                out.damage.push((pos as u64, reason));
+                let payload = len.and_then(|l| data.get(pos + HEADER..pos + HEADER + l));
+                out.damage.push(Damage {
+                    offset: pos as u64,
+                    reason,
+                    payload,
+                });
                 pos = match len {
                     Some(len) => pos + HEADER + len,
                     None => (pos + 1..data.len())
@@ -249,7 +266,7 @@ mod tests {
         m[offsets[1] as usize + HEADER + 2] ^= 1; // payload of record 1
         m[offsets[3] as usize] ^= 1; // length of record 3
         let s = scan_log(&m, 8);
-        let damaged: Vec<u64> = s.damage.iter().map(|d| d.0).collect();
+        let damaged: Vec<u64> = s.damage.iter().map(|d| d.offset).collect();
         assert_eq!(damaged, vec![offsets[1], offsets[3]]);
         let found: Vec<u64> = s.records.iter().map(|r| r.0).collect();
         assert_eq!(found, vec![offsets[0], offsets[2], offsets[4], offsets[5]]);

@@ -51,6 +51,7 @@ use crate::wal;
 
 pub use compact::{pick_compaction, CompactionJob, CompactionPolicy};
 use inner::Inner;
+pub(crate) use recover::resolve_partitioner;
 pub use version::{FileRef, Levels, StripeVersion};
 
 /// The striped LSM engine. See the module documentation and `docs/format/lsm.md`.
