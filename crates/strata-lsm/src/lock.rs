@@ -1,7 +1,9 @@
 //! One owner per directory: an OS lock (`flock`), taken before anything is read or written.
 //!
-//! - A read-write open locks the directory itself exclusively, then creates `LOCK`, locks it
-//!   exclusively and writes its pid into it (for the error message other openers print).
+//! - A read-write open locks the directory itself exclusively, and `LOCK` exclusively when it
+//!   exists. Once the open has succeeded (a refused open changes nothing), it creates `LOCK` if
+//!   needed and writes its pid into it ([`DirLock::record_owner`]), for the message other
+//!   openers print where `/proc/locks` is not available.
 //! - A read-only open locks the directory shared, and `LOCK` shared when it exists; it never
 //!   creates or writes anything, so it works on a read-only file system.
 //!
@@ -28,8 +30,9 @@ pub enum LockMode {
 /// A held directory lock; dropping it releases the lock.
 #[derive(Debug)]
 pub struct DirLock {
+    dir: PathBuf,
     _dir: File,
-    _lock_file: Option<File>,
+    lock_file: Option<File>,
 }
 
 /// Why a lock could not be taken.
@@ -65,37 +68,53 @@ impl DirLock {
             return Err(LockError::Held(holder(dir)));
         }
         let path = dir.join(LOCK);
-        let lock_file = match mode {
-            LockMode::Exclusive => {
-                let mut f = OpenOptions::new()
+        // The writer opens it writable (to record its pid later), readers read-only.
+        let opened = OpenOptions::new()
+            .read(true)
+            .write(mode == LockMode::Exclusive)
+            .open(&path);
+        let lock_file = match opened {
+            Ok(f) => {
+                if !try_lock(&f, mode).map_err(io(&path))? {
+                    return Err(LockError::Held(holder(dir)));
+                }
+                Some(f)
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+            Err(e) => return Err(LockError::Io(path, e)),
+        };
+        Ok(DirLock {
+            dir: dir.to_path_buf(),
+            _dir: d,
+            lock_file,
+        })
+    }
+
+    /// For the exclusive owner, once its open has succeeded: creates `LOCK` if needed, locks
+    /// it and writes this process's pid into it.
+    pub fn record_owner(&mut self) -> io::Result<()> {
+        let mut f = match self.lock_file.take() {
+            Some(f) => f,
+            None => {
+                let path = self.dir.join(LOCK);
+                let f = OpenOptions::new()
                     .read(true)
                     .write(true)
                     .create(true)
                     .truncate(false)
-                    .open(&path)
-                    .map_err(io(&path))?;
-                if !try_lock(&f, mode).map_err(io(&path))? {
-                    return Err(LockError::Held(holder(dir)));
+                    .open(&path)?;
+                if !try_lock(&f, LockMode::Exclusive)? {
+                    return Err(io::Error::new(
+                        io::ErrorKind::WouldBlock,
+                        format!("{} is locked by another process", path.display()),
+                    ));
                 }
-                f.set_len(0).map_err(io(&path))?;
-                writeln!(f, "{}", std::process::id()).map_err(io(&path))?;
-                Some(f)
+                f
             }
-            LockMode::Shared => match File::open(&path) {
-                Ok(f) => {
-                    if !try_lock(&f, mode).map_err(io(&path))? {
-                        return Err(LockError::Held(holder(dir)));
-                    }
-                    Some(f)
-                }
-                Err(e) if e.kind() == io::ErrorKind::NotFound => None,
-                Err(e) => return Err(LockError::Io(path, e)),
-            },
         };
-        Ok(DirLock {
-            _dir: d,
-            _lock_file: lock_file,
-        })
+        let r = f.set_len(0).and_then(|()| writeln!(f, "{}", std::process::id()));
+        self.lock_file = Some(f);
+        r
     }
 }
 

@@ -447,6 +447,11 @@ fn finish_read_write(
     names: &[String],
 ) -> Result<()> {
     let (fs, dir) = (inner.fs.as_ref(), inner.dir.as_path());
+    // The open has succeeded: from here on this process owns the directory, and says so.
+    if let Some(l) = lock(&inner.lock).as_mut() {
+        l.record_owner()
+            .map_err(Error::io(dir.join(filename::LOCK)))?;
+    }
     let mut unsynced = Vec::new();
     for (s, mem) in mems.iter().enumerate() {
         if let Some((t, file)) = inner.write_memtable(s as u32, mem)? {
