@@ -334,13 +334,22 @@ fn a_flipped_bit_in_the_last_wal_record_is_corruption_not_a_torn_tail() {
     let db = d.path().join("db");
     for b in 0..5 {
         ok(&with_stdin(
-            &["kv", "--db", db.to_str().unwrap(), "load", "--sync", "always"],
+            &[
+                "kv",
+                "--db",
+                db.to_str().unwrap(),
+                "load",
+                "--sync",
+                "always",
+            ],
             &records("w", b * 100, 100),
         ));
     }
-    let wal = named(&db, |n| n.starts_with("wal-") && std::fs::metadata(db.join(n)).unwrap().len() > 8)
-        .pop()
-        .unwrap();
+    let wal = named(&db, |n| {
+        n.starts_with("wal-") && std::fs::metadata(db.join(n)).unwrap().len() > 8
+    })
+    .pop()
+    .unwrap();
     let off = flip_in_last_record(&wal);
     refuses_or_complete(&db, "w", 500, &wal, off);
     let before = snapshot(&db);
@@ -358,7 +367,7 @@ fn a_flipped_bit_in_the_last_wal_record_is_corruption_not_a_torn_tail() {
     assert!(r.status.success(), "{}{}", out(&r), err(&r));
     assert!(out(&r).contains("lost:"), "{}", out(&r));
     let survivors = count(&db, "w");
-    assert!(survivors >= 400 && survivors < 500, "{survivors}");
+    assert!((400..500).contains(&survivors), "{survivors}");
     ok(&kv(&db, &["check"]));
     // Nothing was deleted: the damaged WAL was moved aside, byte for byte.
     let kept: Vec<Vec<u8>> = snapshot(&db)
@@ -374,7 +383,14 @@ fn a_flipped_bit_in_the_last_manifest_record_is_reported_where_it_is() {
     let d = tempfile::tempdir().unwrap();
     let db = d.path().join("db");
     ok(&with_stdin(
-        &["kv", "--db", db.to_str().unwrap(), "load", "--sync", "always"],
+        &[
+            "kv",
+            "--db",
+            db.to_str().unwrap(),
+            "load",
+            "--sync",
+            "always",
+        ],
         &records("m", 0, 2000),
     ));
     // A writer's open turns the WAL into SSTs and starts a manifest with a snapshot record.
@@ -557,7 +573,10 @@ fn kv_commands_never_refile_table_keys() {
         ],
     ));
     for n in 0..20 {
-        ok(&table(&db, &["put", "t", &format!(r#"{{"p":"q{}","n":{n}}}"#, n % 3)]));
+        ok(&table(
+            &db,
+            &["put", "t", &format!(r#"{{"p":"q{}","n":{n}}}"#, n % 3)],
+        ));
     }
     let _ = kv(&db, &["check"]);
     let _ = kv(&db, &["stats"]);
@@ -587,11 +606,23 @@ fn table_commands_refuse_a_kv_database() {
     let o = table(&db, &["list"]);
     assert_eq!(o.status.code(), Some(1), "{}", out(&o));
     assert!(err(&o).contains("partitioned by whole-key"), "{}", err(&o));
-    let o = table(&db, &["create", r#"{"name":"t","partition":[{"name":"p","type":"text"}]}"#]);
+    let o = table(
+        &db,
+        &[
+            "create",
+            r#"{"name":"t","partition":[{"name":"p","type":"text"}]}"#,
+        ],
+    );
     assert_eq!(o.status.code(), Some(1));
-    assert!(snapshot(&db) == before, "a refused open changed the directory");
+    assert!(
+        snapshot(&db) == before,
+        "a refused open changed the directory"
+    );
     for i in 1..=5 {
-        assert_eq!(ok(&kv(&db, &["get", &format!("key{i}")])).trim(), format!("v{i}"));
+        assert_eq!(
+            ok(&kv(&db, &["get", &format!("key{i}")])).trim(),
+            format!("v{i}")
+        );
     }
 }
 
@@ -626,10 +657,15 @@ fn databases_written_before_partitioners_were_recorded_still_open() {
     assert_eq!(o.status.code(), Some(1), "{}", err(&o));
     // A writer records the inferred partitioner; everything is still there.
     ok(&kv(&kvdb, &["put", "k047", "value 47"]));
-    ok(&table(&tdb, &["put", "posts", r#"{"user":"frank","ts":1}"#]));
+    ok(&table(
+        &tdb,
+        &["put", "posts", r#"{"user":"frank","ts":1}"#],
+    ));
     assert_eq!(count(&kvdb, "k0"), 46);
     assert_eq!(ok(&table(&tdb, &["scan", "posts"])).lines().count(), 18);
     let c = ok(&kv(&tdb, &["check"]));
     assert!(!c.contains("no partitioner recorded"), "{c}");
-    assert!(ok(&table(&tdb, &["get", "posts", r#"{"user":"erin","ts":1}"#])).contains("erin says 1"));
+    assert!(
+        ok(&table(&tdb, &["get", "posts", r#"{"user":"erin","ts":1}"#])).contains("erin says 1")
+    );
 }

@@ -78,7 +78,7 @@ fn ops(seed: u64, n: usize) -> Vec<Value> {
             k.push('/');
             k.push_str(segs[((r >> (8 + 4 * d)) % segs.len() as u64) as usize]);
         }
-        if (r >> 40) % 11 == 0 {
+        if (r >> 40).is_multiple_of(11) {
             k.push('/');
         }
         k

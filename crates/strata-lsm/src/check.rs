@@ -119,15 +119,13 @@ pub fn check(dir: &Path, fs: Option<Arc<dyn Fs>>) -> Result<CheckReport> {
             dir.display()
         )));
     }
-    let _lock = fs
-        .lock_dir(dir, LockMode::Shared)
-        .map_err(|e| match e {
-            LockError::Held(holder) => Error::Locked {
-                dir: dir.to_path_buf(),
-                holder,
-            },
-            LockError::Io(path, source) => Error::Io { path, source },
-        })?;
+    let _lock = fs.lock_dir(dir, LockMode::Shared).map_err(|e| match e {
+        LockError::Held(holder) => Error::Locked {
+            dir: dir.to_path_buf(),
+            holder,
+        },
+        LockError::Io(path, source) => Error::Io { path, source },
+    })?;
     let names = fs.list(dir).map_err(Error::io(dir))?;
     let mut r = CheckReport::default();
     let Some(state) = check_manifest(fs.as_ref(), dir, &names, &mut r)? else {
@@ -214,9 +212,10 @@ fn check_manifest(
     for (off, payload) in scan.records {
         match manifest::decode_edits(payload) {
             Ok(edits) => edits.into_iter().for_each(|e| state.apply(e)),
-            Err(e) => r
-                .problems
-                .push(Problem::from_error(e.in_file(&path, off + record::HEADER as u64), &path)),
+            Err(e) => r.problems.push(Problem::from_error(
+                e.in_file(&path, off + record::HEADER as u64),
+                &path,
+            )),
         }
     }
     if state.stripes == 0 {
@@ -227,7 +226,11 @@ fn check_manifest(
 
 /// The partitioner files must follow: the recorded one, or the one an old database's files
 /// prove.
-fn check_partitioner(dir: &Path, state: &ManifestState, r: &mut CheckReport) -> Option<Partitioner> {
+fn check_partitioner(
+    dir: &Path,
+    state: &ManifestState,
+    r: &mut CheckReport,
+) -> Option<Partitioner> {
     if state.stripes == 0 {
         return None;
     }
@@ -268,7 +271,11 @@ fn check_ssts(
         listed.insert(name.clone());
         r.ssts += 1;
         if stripe >= state.stripes {
-            r.problem(&path, 0, format!("listed in stripe {stripe} of {}", state.stripes));
+            r.problem(
+                &path,
+                0,
+                format!("listed in stripe {stripe} of {}", state.stripes),
+            );
         }
         if !names.contains(&name) {
             r.problem(&path, 0, "listed in the manifest but missing");
@@ -329,13 +336,19 @@ fn check_ssts(
     }
 }
 
+/// A torn tail: the file, the offset of the incomplete record, and what was incomplete.
+type Torn = (PathBuf, u64, String);
+
 /// Every WAL the manifest does not cover: every record sound; a torn tail only at the end of
 /// the newest WAL that holds records.
 fn check_wals(fs: &dyn Fs, dir: &Path, names: &[String], from: u64, r: &mut CheckReport) {
-    let mut numbers: Vec<u64> = names.iter().filter_map(|n| wal::parse_wal_name(n)).collect();
+    let mut numbers: Vec<u64> = names
+        .iter()
+        .filter_map(|n| wal::parse_wal_name(n))
+        .collect();
     numbers.sort_unstable();
     // Per WAL read: whether it holds records, and its torn tail.
-    let mut seen: Vec<(bool, Option<(PathBuf, u64, String)>)> = Vec::new();
+    let mut seen: Vec<(bool, Option<Torn>)> = Vec::new();
     for n in numbers {
         let path = dir.join(wal::wal_name(n));
         if n < from {

@@ -112,7 +112,9 @@ impl DirLock {
                 f
             }
         };
-        let r = f.set_len(0).and_then(|()| writeln!(f, "{}", std::process::id()));
+        let r = f
+            .set_len(0)
+            .and_then(|()| writeln!(f, "{}", std::process::id()));
         self.lock_file = Some(f);
         r
     }

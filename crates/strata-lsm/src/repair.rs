@@ -10,7 +10,7 @@
 //!    scalar fields (log number, next file, last sequence) are not trusted. Otherwise its
 //!    edits are lost.
 //! 2. The SSTs: every listed file is read in full; a damaged one is moved aside and its
-//!    entries are reported lost. An intact SST that the manifest does not list (its record was
+//!    entries are reported lost (its keys then read as older files have them, if any do). An intact SST that the manifest does not list (its record was
 //!    lost) is put back only where its place cannot matter — its key range meets no other
 //!    file of its stripe, so no key has two versions to order — at the deepest level; others
 //!    are moved aside, with their key ranges and entry counts in the report. (SSTs carry no
@@ -78,15 +78,13 @@ pub fn repair(dir: &Path, options: LsmOptions) -> Result<RepairReport> {
         return Ok(r);
     }
     {
-        let _lock = fs
-            .lock_dir(dir, LockMode::Exclusive)
-            .map_err(|e| match e {
-                LockError::Held(holder) => Error::Locked {
-                    dir: dir.to_path_buf(),
-                    holder,
-                },
-                LockError::Io(path, source) => Error::Io { path, source },
-            })?;
+        let _lock = fs.lock_dir(dir, LockMode::Exclusive).map_err(|e| match e {
+            LockError::Held(holder) => Error::Locked {
+                dir: dir.to_path_buf(),
+                holder,
+            },
+            LockError::Io(path, source) => Error::Io { path, source },
+        })?;
         let mut job = Job {
             fs: Arc::clone(&fs),
             dir: dir.to_path_buf(),
@@ -163,6 +161,7 @@ impl Job<'_> {
         self.fs
             .rename(&self.path(name), &to)
             .map_err(Error::io(&to))?;
+        self.names.retain(|n| n != name);
         self.r
             .actions
             .push(format!("moved {name} to {}", to.display()));
@@ -195,7 +194,8 @@ impl Job<'_> {
             }
         };
         let edge = |reverse: bool| -> Result<Option<Vec<u8>>> {
-            let mut it = TableIter::new(Arc::clone(&t), Bound::Unbounded, Bound::Unbounded, reverse);
+            let mut it =
+                TableIter::new(Arc::clone(&t), Bound::Unbounded, Bound::Unbounded, reverse);
             Ok(it.next_entry()?.map(|(k, _)| k))
         };
         match (edge(false), edge(true)) {
@@ -247,9 +247,9 @@ impl Job<'_> {
         let data = self.fs.read(&path).map_err(Error::io(&path))?;
         if data.len() < MANIFEST_MAGIC.len() || &data[..MANIFEST_MAGIC.len()] != MANIFEST_MAGIC {
             self.loss_point = Some(0);
-            self.r
-                .lost
-                .push(format!("{name}: bad magic, none of its records can be read"));
+            self.r.lost.push(format!(
+                "{name}: bad magic, none of its records can be read"
+            ));
             return Ok(state);
         }
         let scan = record::scan_log(&data, MANIFEST_MAGIC.len());
@@ -424,7 +424,10 @@ impl Job<'_> {
                 if why.is_empty() {
                     why = "size or entry count differs from the manifest".into();
                 }
-                self.r.lost.push(format!("{what}: damaged ({why})"));
+                self.r.lost.push(format!(
+                    "{what}: damaged ({why}); its keys now read as older files have them, if \
+                     any do"
+                ));
                 self.move_aside(&name)?;
             } else {
                 self.r.lost.push(format!("{what}: missing"));
@@ -499,11 +502,17 @@ impl Job<'_> {
     fn settle_layout(&mut self, state: &mut ManifestState, options: &LsmOptions) -> Result<()> {
         let placed = |st: &ManifestState, p: &Partitioner, stripes: u32| {
             st.live_files().all(|(s, _, m)| {
-                s < stripes && p.stripe(&m.smallest, stripes) == s && p.stripe(&m.largest, stripes) == s
+                s < stripes
+                    && p.stripe(&m.smallest, stripes) == s
+                    && p.stripe(&m.largest, stripes) == s
             })
         };
         if state.stripes != 0 {
-            if let Some(p) = state.partitioner.as_deref().and_then(|n| Partitioner::parse(n).ok()) {
+            if let Some(p) = state
+                .partitioner
+                .as_deref()
+                .and_then(|n| Partitioner::parse(n).ok())
+            {
                 if placed(state, &p, state.stripes) {
                     return Ok(());
                 }
@@ -573,7 +582,9 @@ impl Job<'_> {
                 if data.len() < WAL_MAGIC.len() && last {
                     continue;
                 }
-                self.r.lost.push(format!("{name}: bad magic, its records are lost"));
+                self.r
+                    .lost
+                    .push(format!("{name}: bad magic, its records are lost"));
                 damaged_at = Some(i);
                 break;
             }
@@ -596,11 +607,7 @@ impl Job<'_> {
                 continue;
             };
             let rest = record::scan_log(&data[..], WAL_MAGIC.len());
-            let after: Vec<_> = rest
-                .records
-                .iter()
-                .filter(|(o, _)| *o > offset)
-                .collect();
+            let after: Vec<_> = rest.records.iter().filter(|(o, _)| *o > offset).collect();
             self.r.lost.push(format!(
                 "{name}: damaged at offset {offset} ({reason}); {} intact record(s) after it \
                  are not replayed",
@@ -609,7 +616,9 @@ impl Job<'_> {
             // The intact prefix goes into a new WAL, replayed after the earlier ones.
             let mut w = WalWriter::create(self.fs.as_ref(), &self.dir, state.next_file)?;
             state.next_file += 1;
-            let copied = record::read_log(&data[..good_end], WAL_MAGIC.len()).records.len();
+            let copied = record::read_log(&data[..good_end], WAL_MAGIC.len())
+                .records
+                .len();
             for (_, payload) in record::read_log(&data[..good_end], WAL_MAGIC.len()).records {
                 if let Ok((seq, ops)) = wal::decode_batch(payload) {
                     w.append(seq, &ops).map_err(Error::io(&path))?;
