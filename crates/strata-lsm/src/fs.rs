@@ -162,6 +162,9 @@ struct FileState {
 #[derive(Default)]
 struct Faults {
     files: Mutex<HashMap<PathBuf, FileState>>,
+    /// Renames not yet made durable by a directory sync: the destination and what it held
+    /// before (`None`: it did not exist). A crash undoes them.
+    renames: Mutex<HashMap<PathBuf, Option<Vec<u8>>>>,
     fail_sync: AtomicBool,
     write_budget: AtomicU64,
     budget_on: AtomicBool,
@@ -303,6 +306,15 @@ impl FaultFs {
         }
         files.clear();
         drop(files);
+        // A rename that was not made durable is undone: the destination is back to what it
+        // held (POSIX renames are atomic: after a crash, the old or the new file, never none).
+        for (to, old) in lock(&self.faults.renames).drain() {
+            match old {
+                Some(bytes) => std::fs::write(&to, bytes)?,
+                None if to.exists() => std::fs::remove_file(&to)?,
+                None => {}
+            }
+        }
         self.disarm();
         Ok(())
     }
@@ -401,7 +413,11 @@ impl Fs for FaultFs {
     }
     fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
         self.faults.mutate("rename failed")?;
+        let old = std::fs::read(to).ok();
         RealFs.rename(from, to)?;
+        lock(&self.faults.renames)
+            .entry(to.to_path_buf())
+            .or_insert(old);
         let mut files = lock(&self.faults.files);
         if let Some(mut st) = files.remove(from) {
             st.entry_durable = false;
@@ -421,6 +437,7 @@ impl Fs for FaultFs {
     fn sync_dir(&self, dir: &Path) -> io::Result<()> {
         self.faults.sync()?;
         RealFs.sync_dir(dir)?;
+        lock(&self.faults.renames).retain(|to, _| to.parent() != Some(dir));
         for (path, st) in lock(&self.faults.files).iter_mut() {
             if path.parent() == Some(dir) {
                 st.entry_durable = true;

@@ -24,6 +24,7 @@ enum Step {
     Flush,
     Compact,
     Reopen,
+    ReopenReadOnly,
 }
 
 fn key() -> impl Strategy<Value = Vec<u8>> {
@@ -57,6 +58,7 @@ fn step() -> impl Strategy<Value = Step> {
         1 => Just(Step::Flush),
         1 => Just(Step::Compact),
         1 => Just(Step::Reopen),
+        1 => Just(Step::ReopenReadOnly),
     ]
 }
 
@@ -198,6 +200,20 @@ fn run(steps: Vec<Step>, background: bool, partitioned: bool) {
             Step::Reopen => {
                 e.close().unwrap();
                 drop(e);
+                e = LsmEngine::open(dir.path(), opts.clone()).unwrap();
+            }
+            Step::ReopenReadOnly => {
+                e.close().unwrap();
+                drop(e);
+                let ro = LsmEngine::open_read_only(dir.path(), opts.clone()).unwrap();
+                let all: Vec<_> = m.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+                assert_eq!(
+                    scan(&ro, KeyRange::all(), false),
+                    all,
+                    "step {i}: read-only"
+                );
+                assert!(matches!(ro.flush(), Err(Error::ReadOnly)));
+                drop(ro);
                 e = LsmEngine::open(dir.path(), opts.clone()).unwrap();
             }
         }

@@ -515,3 +515,110 @@ fn delete_obsolete(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sst::table::FileMeta;
+    use strata_key::codec::native::NativeCodec;
+    use strata_key::{TupleCodec, Value};
+
+    fn state(stripes: u32, keys: &[(&[u8], Partitioner)]) -> ManifestState {
+        let mut st = fresh_state(&LsmOptions {
+            stripes,
+            ..LsmOptions::default()
+        })
+        .unwrap();
+        for (i, (k, p)) in keys.iter().enumerate() {
+            st.apply(Edit::AddFile {
+                stripe: p.stripe(k, stripes),
+                level: 0,
+                meta: FileMeta {
+                    id: i as u64 + 1,
+                    size: 100,
+                    entries: 1,
+                    smallest: k.to_vec(),
+                    largest: k.to_vec(),
+                },
+            });
+        }
+        st
+    }
+
+    fn tuple(a: i128, b: i128, c: &str) -> Vec<u8> {
+        NativeCodec::new()
+            .encode(&[Value::Int(a), Value::Int(b), Value::from(c)])
+            .unwrap()
+    }
+
+    fn resolve(st: &ManifestState, req: Option<Partitioner>, wal: &[&[u8]]) -> Result<Partitioner> {
+        resolve_partitioner(
+            Path::new("db"),
+            st,
+            req.as_ref(),
+            wal.iter().copied(),
+            false,
+        )
+    }
+
+    const TABLE: Partitioner = Partitioner::NativeTuplePrefix(2);
+
+    #[test]
+    fn a_recorded_partitioner_wins_and_another_is_refused() {
+        let mut st = state(16, &[]);
+        st.partitioner = Some(TABLE.name());
+        assert_eq!(resolve(&st, None, &[]).unwrap(), TABLE);
+        assert_eq!(resolve(&st, Some(TABLE), &[]).unwrap(), TABLE);
+        assert!(matches!(
+            resolve(&st, Some(Partitioner::WholeKey), &[]),
+            Err(Error::PartitionerMismatch { .. })
+        ));
+        st.partitioner = Some("from-the-future:1".into());
+        assert!(resolve(&st, None, &[]).is_err());
+    }
+
+    #[test]
+    fn where_old_files_lie_proves_their_partitioner() {
+        let keys: Vec<Vec<u8>> = (0..40).map(|i| tuple(i % 3, i, "x")).collect();
+        let kv: Vec<(&[u8], Partitioner)> = keys
+            .iter()
+            .map(|k| (k.as_slice(), Partitioner::WholeKey))
+            .collect();
+        let table: Vec<(&[u8], Partitioner)> = keys.iter().map(|k| (k.as_slice(), TABLE)).collect();
+        assert_eq!(
+            resolve(&state(256, &kv), None, &[]).unwrap(),
+            Partitioner::WholeKey
+        );
+        assert_eq!(resolve(&state(256, &table), None, &[]).unwrap(), TABLE);
+        // The caller's choice is checked against the evidence.
+        assert!(matches!(
+            resolve(&state(256, &kv), Some(TABLE), &[]),
+            Err(Error::PartitionerMismatch { .. })
+        ));
+        // Files filed by both (an old bug): no known partitioner explains them.
+        let mixed: Vec<(&[u8], Partitioner)> =
+            kv[..20].iter().chain(&table[20..]).cloned().collect();
+        assert!(matches!(
+            resolve(&state(256, &mixed), None, &[]),
+            Err(Error::Corruption { .. })
+        ));
+    }
+
+    #[test]
+    fn without_files_the_shape_of_the_keys_decides() {
+        let st = state(256, &[]);
+        let t1 = tuple(0, 1, "meta");
+        let t2 = tuple(1, 7, "p");
+        assert_eq!(resolve(&st, None, &[&t1, &t2]).unwrap(), TABLE);
+        assert_eq!(
+            resolve(&st, None, &[&t1, b"plain key"]).unwrap(),
+            Partitioner::WholeKey
+        );
+        assert_eq!(resolve(&st, None, &[]).unwrap(), Partitioner::WholeKey);
+        // With no evidence, the caller's choice stands.
+        assert_eq!(
+            resolve(&st, Some(Partitioner::FixedPrefix(3)), &[b"plain"]).unwrap(),
+            Partitioner::FixedPrefix(3)
+        );
+    }
+}
