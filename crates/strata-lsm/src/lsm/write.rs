@@ -38,6 +38,14 @@ impl Inner {
             if batch.ops.is_empty() {
                 return Ok(());
             }
+            // Memtables that crossed half the budget while a frozen set was still being
+            // written are frozen before this batch goes in, so that no frozen set holds more
+            // than half the budget plus one batch.
+            if self.active_bytes.load(Ordering::Relaxed) >= self.opts.memtable_budget_bytes / 2
+                && !self.has_frozen.load(Ordering::Acquire)
+            {
+                self.freeze_locked(&mut c)?;
+            }
             seq = c.last_seq + 1;
             let wal = c.wal()?;
             if let Err(source) = wal.append(seq, &batch.ops) {
