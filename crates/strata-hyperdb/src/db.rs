@@ -14,9 +14,9 @@ use crate::lock::{lock_dir, lock_path, DirLock, LockMode};
 use crate::messages::{self, Entry};
 use crate::node::{Inflation, Node};
 use crate::path;
+use crate::path::KeyPath;
 use crate::sleep::{crypto, Feed, FeedFiles, KeyPair};
 use crate::snapshot::Snapshot;
-use crate::path::KeyPath;
 use crate::trie::Pointer;
 use crate::trie_view::{LevelBuf, TrieWriter};
 

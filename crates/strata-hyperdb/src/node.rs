@@ -182,7 +182,10 @@ impl Node {
     /// Encodes the node as hyperdb writes it; `inflation` makes it an InflatedEntry.
     pub fn encode(&self, inflation: Option<&Inflation<'_>>) -> Vec<u8> {
         let mut out = Vec::with_capacity(
-            self.key.len() + self.value.as_ref().map_or(0, Vec::len) + self.trie.encoded().len() + 32,
+            self.key.len()
+                + self.value.as_ref().map_or(0, Vec::len)
+                + self.trie.encoded().len()
+                + 32,
         );
         self.encode_into(inflation, &mut out);
         out

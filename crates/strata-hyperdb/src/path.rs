@@ -31,7 +31,10 @@ pub fn segments(key: &str) -> impl Iterator<Item = &str> + Clone {
     let rest = key.strip_prefix('/').unwrap_or(key);
     // `""` and `"/"` have no segment (`"".split('/')` would yield one empty part).
     let parts = if rest.is_empty() { 0 } else { usize::MAX };
-    rest.strip_suffix('/').unwrap_or(rest).split('/').take(parts)
+    rest.strip_suffix('/')
+        .unwrap_or(rest)
+        .split('/')
+        .take(parts)
 }
 
 /// SipHash-2-4 of `bytes` under the zero key, as the 8 bytes libsodium's `crypto_shorthash` outputs.
@@ -129,7 +132,9 @@ impl KeyPath {
 
     /// Digits `0..i` followed by `v` (a list prefix below this path).
     pub fn prefix_with(&self, i: usize, v: u8) -> Vec<u8> {
-        let mut out: Vec<u8> = (0..i.min(self.len())).filter_map(|k| self.digit(k)).collect();
+        let mut out: Vec<u8> = (0..i.min(self.len()))
+            .filter_map(|k| self.digit(k))
+            .collect();
         out.push(v);
         out
     }
@@ -160,7 +165,9 @@ mod tests {
         assert_eq!(split("dir/"), vec!["dir"]);
         assert_eq!(split("x//y"), vec!["x", "", "y"]);
         assert_eq!(hash("", true), vec![4]);
-        for key in ["", "/", "//", "a", "a/", "/a", "/a//", "x//y", "a/b/c/", "///"] {
+        for key in [
+            "", "/", "//", "a", "a/", "/a", "/a//", "x//y", "a/b/c/", "///",
+        ] {
             let naive: Vec<&str> = {
                 let mut parts: Vec<&str> = key.split('/').collect();
                 if parts.first() == Some(&"") {

@@ -460,7 +460,11 @@ mod tests {
         assert_eq!(parsed.encoded(), &bytes[..]);
         for i in 0..70 {
             for v in 0..6 {
-                assert_eq!(view.pointers(i, v).to_vec(), owned.pointers(i, v), "{i} {v}");
+                assert_eq!(
+                    view.pointers(i, v).to_vec(),
+                    owned.pointers(i, v),
+                    "{i} {v}"
+                );
             }
         }
         assert_eq!(
