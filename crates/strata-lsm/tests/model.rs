@@ -5,12 +5,11 @@
 
 use std::collections::BTreeMap;
 use std::ops::Bound;
-use std::sync::Arc;
 
 use proptest::prelude::*;
 use strata_lsm::{
-    Condition, Cursor, Direction, Engine, Error, KeyRange, LsmEngine, LsmOptions, SyncMode,
-    WriteBatch,
+    Condition, Cursor, Direction, Engine, Error, KeyRange, LsmEngine, LsmOptions, Partitioner,
+    SyncMode, WriteBatch,
 };
 
 type Model = BTreeMap<Vec<u8>, Vec<u8>>;
@@ -32,6 +31,7 @@ enum Step {
     Flush,
     Compact,
     Reopen,
+    ReopenReadOnly,
 }
 
 #[derive(Debug, Clone)]
@@ -136,6 +136,7 @@ fn step() -> impl Strategy<Value = Step> {
         1 => Just(Step::Flush),
         1 => Just(Step::Compact),
         1 => Just(Step::Reopen),
+        1 => Just(Step::ReopenReadOnly),
     ]
 }
 
@@ -148,7 +149,7 @@ fn options(background: bool, partitioned: bool) -> LsmOptions {
             SyncMode::None
         },
         partitioner: if partitioned {
-            Some(Arc::new(|k: &[u8]| k.len().min(1)))
+            Some(Partitioner::FixedPrefix(1))
         } else {
             None
         },
@@ -315,6 +316,20 @@ fn run(steps: Vec<Step>, background: bool, partitioned: bool) {
                 kept = None;
                 e.close().unwrap();
                 drop(e);
+                e = LsmEngine::open(dir.path(), opts.clone()).unwrap();
+            }
+            Step::ReopenReadOnly => {
+                e.close().unwrap();
+                drop(e);
+                let ro = LsmEngine::open_read_only(dir.path(), opts.clone()).unwrap();
+                let all: Vec<_> = m.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+                assert_eq!(
+                    scan(&ro, KeyRange::all(), false),
+                    all,
+                    "step {i}: read-only"
+                );
+                assert!(matches!(ro.flush(), Err(Error::ReadOnly)));
+                drop(ro);
                 e = LsmEngine::open(dir.path(), opts.clone()).unwrap();
             }
         }
