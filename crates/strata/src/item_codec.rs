@@ -512,7 +512,7 @@ pub(crate) mod tests {
         /// Looking one attribute up in place agrees with decoding the whole item.
         #[test]
         fn item_ref_agrees_with_decode(item in arb_item(), probe in "[a-e]{0,2}") {
-            let bytes = encode_item(&item);
+            let bytes = encode_item(&item).unwrap();
             let r = ItemRef::new(&bytes).unwrap();
             for name in item.keys().map(String::as_str).chain([probe.as_str()]) {
                 proptest::prop_assert_eq!(r.value(name).unwrap(), item.value(name).cloned(), "{}", name);

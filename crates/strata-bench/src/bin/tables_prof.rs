@@ -95,9 +95,10 @@ fn prof_range(t: &Table, parts: usize, ops: usize) -> usize {
     let mut rng = Rng(9);
     let mut n = 0;
     for _ in 0..ops {
-        let q = Query::new(vec![Value::from(user(rng.below(parts)))]).sort(
-            SortCondition::Between(vec![Value::Int(20)], vec![Value::Int(39)]),
-        );
+        let q = Query::new(vec![Value::from(user(rng.below(parts)))]).sort(SortCondition::Between(
+            vec![Value::Int(20)],
+            vec![Value::Int(39)],
+        ));
         n += t.query(&q).expect("query").items.len();
     }
     n
