@@ -170,7 +170,7 @@ fn depth(a: &strata::Attr) -> usize {
     }
 }
 
-pub(crate) fn check_item_depth(item: &Item) -> Result<(), ApiError> {
+pub fn check_item_depth(item: &Item) -> Result<(), ApiError> {
     if 1 + item.values().map(depth).max().unwrap_or(0) > MAX_DEPTH {
         return Err(ApiError::validation(format!(
             "Nesting Levels have exceeded supported limits: an item cannot be nested more than \
@@ -181,7 +181,7 @@ pub(crate) fn check_item_depth(item: &Item) -> Result<(), ApiError> {
 }
 
 /// The error of a failed condition, with the item when asked for.
-pub(crate) fn condition_failed(old: Option<&Item>, with_item: bool) -> ApiError {
+pub fn condition_failed(old: Option<&Item>, with_item: bool) -> ApiError {
     let mut e = ApiError::condition_failed();
     if with_item {
         e.item = old.and_then(|i| serde_json::to_value(from_item(i.clone())).ok());
@@ -190,7 +190,7 @@ pub(crate) fn condition_failed(old: Option<&Item>, with_item: bool) -> ApiError 
 }
 
 /// What a read-modify-write decided.
-pub(crate) enum Change {
+pub enum Change {
     /// Store this item.
     Put(Item),
     /// Delete the item.
@@ -210,42 +210,53 @@ pub(crate) fn request_item(m: Option<AttributeMap>, what: &str) -> Result<Item, 
     convert::to_item(m)
 }
 
+/// Runs an optimistic read-modify-write of the item with `key` of `table` (see the module
+/// docs): `f` sees the stored item and decides what to write; a concurrent change makes it run
+/// again.
+pub fn rmw<T>(
+    db: &strata::Db,
+    table: &Table,
+    key: &Key,
+    mut f: impl FnMut(Option<&Item>) -> Result<(Change, T), ApiError>,
+) -> Result<T, ApiError> {
+    for attempt in 0..MAX_ATTEMPTS {
+        let (old, version) = table.get_versioned(key)?;
+        let (change, out) = f(old.as_ref())?;
+        let mut b = Batch::new();
+        match change {
+            Change::Nothing => return Ok(out),
+            Change::Put(item) => {
+                b.require_unchanged(table, &version, "item unchanged since read");
+                b.put(table, &item)?;
+            }
+            Change::Delete => {
+                if version.is_absent() {
+                    return Ok(out);
+                }
+                b.require_unchanged(table, &version, "item unchanged since read");
+                b.delete(table, key)?;
+            }
+        }
+        match db.write(b) {
+            Ok(()) => return Ok(out),
+            Err(strata::Error::ConditionFailed { .. }) => backoff(attempt),
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Err(ApiError::new(
+        ErrorKind::TransactionConflict,
+        "The item kept changing concurrently; the request was not applied",
+    ))
+}
+
 impl Dynamo {
-    /// Runs an optimistic read-modify-write of the item with `key` (see the module docs).
     pub(crate) fn rmw<T>(
         &self,
         table: &Table,
         key: &Key,
-        mut f: impl FnMut(Option<&Item>) -> Result<(Change, T), ApiError>,
+        f: impl FnMut(Option<&Item>) -> Result<(Change, T), ApiError>,
     ) -> Result<T, ApiError> {
-        for attempt in 0..MAX_ATTEMPTS {
-            let (old, version) = table.get_versioned(key)?;
-            let (change, out) = f(old.as_ref())?;
-            let mut b = Batch::new();
-            match change {
-                Change::Nothing => return Ok(out),
-                Change::Put(item) => {
-                    b.require_unchanged(table, &version, "item unchanged since read");
-                    b.put(table, &item)?;
-                }
-                Change::Delete => {
-                    if version.is_absent() {
-                        return Ok(out);
-                    }
-                    b.require_unchanged(table, &version, "item unchanged since read");
-                    b.delete(table, key)?;
-                }
-            }
-            match self.db().write(b) {
-                Ok(()) => return Ok(out),
-                Err(strata::Error::ConditionFailed { .. }) => backoff(attempt),
-                Err(e) => return Err(e.into()),
-            }
-        }
-        Err(ApiError::new(
-            ErrorKind::TransactionConflict,
-            "The item kept changing concurrently; the request was not applied",
-        ))
+        rmw(self.db(), table, key, f)
     }
 
     /// PutItem.
