@@ -291,7 +291,8 @@ impl Dynamo {
                     return Err(condition_failed(old, on_fail));
                 }
             }
-            Ok((Change::Put(item.clone()), old.cloned()))
+            let old = (rv == ReturnValues::AllOld).then(|| old.cloned()).flatten();
+            Ok((Change::Put(item.clone()), old))
         })?;
         Ok(WriteItemOutput {
             attributes: match rv {
@@ -440,7 +441,7 @@ impl Dynamo {
             _ => false,
         };
         let key_item = ks.key_item(&key);
-        let (old, new) = self.rmw(&table, &key, |old| {
+        let (attributes, size) = self.rmw(&table, &key, |old| {
             if let Some(c) = &cond {
                 if !holds(c, old) {
                     return Err(condition_failed(old, on_fail));
@@ -456,28 +457,28 @@ impl Dynamo {
                 _ => old.cloned().unwrap_or_else(|| key_item.clone()),
             };
             if old.is_none() && only_removes {
-                return Ok((Change::Nothing, (None, None)));
+                return Ok((Change::Nothing, (None, 0)));
             }
             check_item_size(&new, true)?;
             check_item_depth(&new)?;
-            Ok((Change::Put(new.clone()), (old.cloned(), Some(new))))
+            let size = if cap {
+                item_size(&new).max(old.map_or(0, item_size))
+            } else {
+                0
+            };
+            let nonempty = |m: AttributeMap| (!m.is_empty()).then_some(m);
+            // Only what ReturnValues asks for is copied out.
+            let attributes = match rv {
+                ReturnValues::None => None,
+                ReturnValues::AllOld => old.cloned().map(from_item),
+                ReturnValues::AllNew => Some(from_item(new.clone())),
+                ReturnValues::UpdatedOld => {
+                    old.and_then(|o| nonempty(from_item(project(o, &changed))))
+                }
+                ReturnValues::UpdatedNew => nonempty(from_item(project(&new, &changed))),
+            };
+            Ok((Change::Put(new), (attributes, size)))
         })?;
-        let size = new
-            .as_ref()
-            .map_or(0, item_size)
-            .max(old.as_ref().map_or(0, item_size));
-        let nonempty = |m: AttributeMap| (!m.is_empty()).then_some(m);
-        let attributes = match rv {
-            ReturnValues::None => None,
-            ReturnValues::AllOld => old.map(from_item),
-            ReturnValues::AllNew => new.map(from_item),
-            ReturnValues::UpdatedOld => {
-                old.and_then(|o| nonempty(from_item(project(&o, &changed))))
-            }
-            ReturnValues::UpdatedNew => {
-                new.and_then(|n| nonempty(from_item(project(&n, &changed))))
-            }
-        };
         Ok(WriteItemOutput {
             attributes,
             consumed_capacity: cap.then(|| capacity(table.name(), size, true)),
