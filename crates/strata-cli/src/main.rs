@@ -10,9 +10,10 @@ mod error;
 mod hyperdb;
 mod key;
 mod kv;
-mod lines;
-mod record;
+mod serve;
 mod table;
+
+use strata_cli::{lines, record};
 
 pub use error::CliError;
 
@@ -37,6 +38,8 @@ enum Command {
     Table(table::TableArgs),
     /// hyperdb (DEP-0004) databases.
     Hyperdb(hyperdb::HyperdbArgs),
+    /// A DynamoDB-compatible HTTP endpoint (AWS SDKs and CLI talk to it).
+    Serve(serve::ServeArgs),
 }
 
 /// Restores the default action of SIGPIPE (terminate the process), which Rust's runtime sets
@@ -79,6 +82,7 @@ fn main() -> ExitCode {
         Command::Kv(a) => kv::run(a, cli.db),
         Command::Table(a) => table::run(a, cli.db),
         Command::Hyperdb(a) => hyperdb::run(a),
+        Command::Serve(a) => serve::run(a, cli.db),
     };
     match result {
         Ok(code) => ExitCode::from(code),

@@ -116,11 +116,14 @@ impl KeyLayout {
     pub fn key(&self, h: u16, partition: &[Value], sort: &[Value]) -> Result<Vec<u8>> {
         let orders = self.codec.orders();
         let mut out = Vec::with_capacity(32);
-        NativeCodec::encode_element(&Value::Int(self.id as i128), Order::default(), &mut out);
-        NativeCodec::encode_element(&Value::Int(h as i128), Order::default(), &mut out);
+        let id = Value::Int(self.id as i128);
+        NativeCodec::encode_element(&id, Order::default(), &mut out)
+            .map_err(|e| self.enc_err(e))?;
+        let h = Value::Int(h as i128);
+        NativeCodec::encode_element(&h, Order::default(), &mut out).map_err(|e| self.enc_err(e))?;
         for (i, v) in partition.iter().chain(sort).enumerate() {
             let order = orders.get(2 + i).copied().unwrap_or_default();
-            NativeCodec::encode_element(v, order, &mut out);
+            NativeCodec::encode_element(v, order, &mut out).map_err(|e| self.enc_err(e))?;
         }
         Ok(out)
     }

@@ -42,6 +42,7 @@ pub mod json;
 pub mod keys;
 mod lsm;
 pub mod query;
+pub mod rows;
 pub mod schema;
 pub mod table;
 
