@@ -5,7 +5,9 @@ use std::ops::Bound;
 use std::path::{Path, PathBuf};
 
 use clap::{Args, Subcommand, ValueEnum};
-use strata_lsm::{Direction, Engine, KeyRange, LsmEngine, LsmOptions, SyncMode, WriteBatch};
+use strata_lsm::{
+    Direction, Engine, KeyRange, LsmEngine, LsmOptions, Partitioner, SyncMode, WriteBatch,
+};
 
 use crate::lines::{utf8, LineError, Lines};
 use crate::record::parse_record;
@@ -17,6 +19,11 @@ pub struct KvArgs {
     /// Keys and values are hex strings (default: UTF-8 text).
     #[arg(long, global = true)]
     hex: bool,
+    /// The partitioner of a new database (`whole-key`, `fixed-prefix:N`, `native-tuple:N`;
+    /// default whole-key). An existing database uses the one it records; naming another is
+    /// refused.
+    #[arg(long, global = true, value_parser = parse_partitioner)]
+    partitioner: Option<Partitioner>,
     #[command(subcommand)]
     command: KvCommand,
 }
@@ -71,8 +78,12 @@ enum KvCommand {
         #[arg(long)]
         ack: bool,
     },
-    /// Verify every checksum of the database (exit code 0 when every file verifies).
+    /// Read every file of the database without changing anything and list every problem
+    /// (file and offset); exit code 0 when there is none, 1 otherwise.
     Check,
+    /// Recover what can be recovered from a damaged database: damaged files are moved
+    /// aside (never deleted) and what was lost is listed.
+    Repair,
     /// Print sizes and counts as JSON.
     Stats,
 }
@@ -101,28 +112,42 @@ fn encode(b: &[u8], hex: bool) -> Vec<u8> {
     }
 }
 
+fn parse_partitioner(s: &str) -> Result<Partitioner, String> {
+    Partitioner::parse(s)
+}
+
 fn engine_err(e: strata_lsm::Error) -> CliError {
-    match e {
-        strata_lsm::Error::InvalidArgument(m) => CliError::input(m),
-        other => CliError::failure(other.to_string()),
+    CliError::engine(e)
+}
+
+fn options(sync: SyncMode, partitioner: &Option<Partitioner>) -> LsmOptions {
+    LsmOptions {
+        sync,
+        partitioner: partitioner.clone(),
+        ..LsmOptions::default()
     }
 }
 
-fn open(dir: &Path, sync: SyncMode, must_exist: bool) -> Result<LsmEngine, CliError> {
-    if must_exist && !dir.join("CURRENT").exists() {
+/// Opens the database for writing (creating it if needed); fails at once (exit code 3) when
+/// another process has it open.
+fn open(
+    dir: &Path,
+    sync: SyncMode,
+    partitioner: &Option<Partitioner>,
+) -> Result<LsmEngine, CliError> {
+    LsmEngine::open(dir, options(sync, partitioner)).map_err(engine_err)
+}
+
+/// Opens an existing database for reading: writes nothing, shares the directory with other
+/// readers, fails at once (exit code 3) while a writer has it open.
+fn open_read_only(dir: &Path, partitioner: &Option<Partitioner>) -> Result<LsmEngine, CliError> {
+    if !dir.join("CURRENT").exists() {
         return Err(CliError::failure(format!(
             "no database at {}",
             dir.display()
         )));
     }
-    LsmEngine::open(
-        dir,
-        LsmOptions {
-            sync,
-            ..LsmOptions::default()
-        },
-    )
-    .map_err(engine_err)
+    LsmEngine::open_read_only(dir, options(SyncMode::Always, partitioner)).map_err(engine_err)
 }
 
 fn stdout_err(e: std::io::Error) -> CliError {
@@ -133,10 +158,11 @@ fn stdout_err(e: std::io::Error) -> CliError {
 pub fn run(args: KvArgs, db: Option<PathBuf>) -> Result<u8, CliError> {
     let dir = db.ok_or_else(|| CliError::input("strata kv needs --db DIR"))?;
     let hex = args.hex;
+    let part = args.partitioner;
     match args.command {
         KvCommand::Put { key, value } => {
             let (k, v) = (decode(&key, hex, "key")?, decode(&value, hex, "value")?);
-            let e = open(&dir, SyncMode::Always, false)?;
+            let e = open(&dir, SyncMode::Always, &part)?;
             let mut b = WriteBatch::new();
             b.put(k, v);
             e.write(b).map_err(engine_err)?;
@@ -145,7 +171,7 @@ pub fn run(args: KvArgs, db: Option<PathBuf>) -> Result<u8, CliError> {
         }
         KvCommand::Del { key } => {
             let k = decode(&key, hex, "key")?;
-            let e = open(&dir, SyncMode::Always, false)?;
+            let e = open(&dir, SyncMode::Always, &part)?;
             let mut b = WriteBatch::new();
             b.delete(k);
             e.write(b).map_err(engine_err)?;
@@ -154,7 +180,7 @@ pub fn run(args: KvArgs, db: Option<PathBuf>) -> Result<u8, CliError> {
         }
         KvCommand::Get { key } => {
             let k = decode(&key, hex, "key")?;
-            let e = open(&dir, SyncMode::Always, true)?;
+            let e = open_read_only(&dir, &part)?;
             let v = e.get(&k).map_err(engine_err)?;
             e.close().map_err(engine_err)?;
             match v {
@@ -198,7 +224,7 @@ pub fn run(args: KvArgs, db: Option<PathBuf>) -> Result<u8, CliError> {
                     range.end = Bound::Excluded(x);
                 }
             }
-            let e = open(&dir, SyncMode::Always, true)?;
+            let e = open_read_only(&dir, &part)?;
             let dir = if reverse {
                 Direction::Reverse
             } else {
@@ -216,16 +242,11 @@ pub fn run(args: KvArgs, db: Option<PathBuf>) -> Result<u8, CliError> {
             out.flush().map_err(stdout_err)?;
             Ok(0)
         }
-        KvCommand::Load { sync, ack } => load(&dir, hex, sync, ack),
-        KvCommand::Check => {
-            let e = open(&dir, SyncMode::Always, true)?;
-            let r = e.verify().map_err(engine_err)?;
-            e.close().map_err(engine_err)?;
-            println!("ok: {} files, {} entries verified", r.files, r.entries);
-            Ok(0)
-        }
+        KvCommand::Load { sync, ack } => load(&dir, hex, sync, ack, &part),
+        KvCommand::Check => check(&dir),
+        KvCommand::Repair => repair(&dir, &part),
         KvCommand::Stats => {
-            let e = open(&dir, SyncMode::Always, true)?;
+            let e = open_read_only(&dir, &part)?;
             let s = e.stats().map_err(engine_err)?;
             e.close().map_err(engine_err)?;
             let j = serde_json::json!({
@@ -242,15 +263,94 @@ pub fn run(args: KvArgs, db: Option<PathBuf>) -> Result<u8, CliError> {
     }
 }
 
+/// `kv check`: every problem on stdout (`FILE at offset N: WHAT`), then notes and a summary;
+/// exit code 1 when there is a problem.
+fn check(dir: &Path) -> Result<u8, CliError> {
+    if !dir.join("CURRENT").exists() && !dir.is_dir() {
+        return Err(CliError::failure(format!(
+            "no database at {}",
+            dir.display()
+        )));
+    }
+    let r = strata_lsm::check(dir, None).map_err(engine_err)?;
+    let mut out = std::io::stdout().lock();
+    for p in &r.problems {
+        writeln!(out, "{p}").map_err(stdout_err)?;
+    }
+    for n in &r.notes {
+        writeln!(out, "note: {n}").map_err(stdout_err)?;
+    }
+    if !r.is_ok() {
+        out.flush().map_err(stdout_err)?;
+        return Err(CliError::failure(format!(
+            "{} problem(s) in {} (see above; `strata kv repair` recovers what can be recovered)",
+            r.problems.len(),
+            dir.display()
+        )));
+    }
+    writeln!(
+        out,
+        "ok: {} SSTs ({} entries) and {} WAL records verified",
+        r.ssts, r.entries, r.wal_records
+    )
+    .map_err(stdout_err)?;
+    Ok(0)
+}
+
+/// `kv repair`: what was done (`repaired: ...`) and what was lost (`lost: ...`).
+fn repair(dir: &Path, partitioner: &Option<Partitioner>) -> Result<u8, CliError> {
+    if !dir.is_dir() {
+        return Err(CliError::failure(format!(
+            "no database at {}",
+            dir.display()
+        )));
+    }
+    let r = strata_lsm::repair(dir, options(SyncMode::Always, partitioner)).map_err(engine_err)?;
+    let mut out = std::io::stdout().lock();
+    if r.nothing_to_do() {
+        writeln!(out, "ok: nothing to repair").map_err(stdout_err)?;
+        return Ok(0);
+    }
+    for p in &r.problems {
+        writeln!(out, "found: {p}").map_err(stdout_err)?;
+    }
+    for a in &r.actions {
+        writeln!(out, "repaired: {a}").map_err(stdout_err)?;
+    }
+    for l in &r.lost {
+        writeln!(out, "lost: {l}").map_err(stdout_err)?;
+    }
+    if let Some(m) = &r.moved_to {
+        writeln!(out, "kept: files moved aside are in {}", m.display()).map_err(stdout_err)?;
+    }
+    if r.lost.is_empty() {
+        writeln!(out, "ok: nothing was lost").map_err(stdout_err)?;
+    }
+    let after = strata_lsm::check(dir, None).map_err(engine_err)?;
+    if !after.is_ok() {
+        return Err(CliError::failure(format!(
+            "{} problem(s) remain after the repair (`strata kv check` lists them)",
+            after.problems.len()
+        )));
+    }
+    Ok(0)
+}
+
 /// Most records in one batch of `load`.
 const LOAD_BATCH: usize = 1000;
 
-fn load(dir: &Path, hex: bool, sync: SyncArg, ack: bool) -> Result<u8, CliError> {
+fn load(
+    dir: &Path,
+    hex: bool,
+    sync: SyncArg,
+    ack: bool,
+    partitioner: &Option<Partitioner>,
+) -> Result<u8, CliError> {
     let mode = match sync {
         SyncArg::Always => SyncMode::Always,
         SyncArg::None => SyncMode::None,
     };
-    let e = open(dir, mode, false)?;
+    let e = open(dir, mode, partitioner)?;
     let bar = if std::io::stderr().is_terminal() {
         let b = indicatif::ProgressBar::new_spinner();
         b.set_style(

@@ -202,10 +202,10 @@ fn compile(t: &Table, refs: &Refs, text: ExpressionText<'_>) -> Result<Expressio
 }
 
 fn db_error(e: Error) -> CliError {
-    if e.is_invalid_input() {
-        CliError::input(e.to_string())
-    } else {
-        CliError::failure(e.to_string())
+    match e {
+        Error::Engine(e) => CliError::engine(e),
+        e if e.is_invalid_input() => CliError::input(e.to_string()),
+        e => CliError::failure(e.to_string()),
     }
 }
 
@@ -225,7 +225,33 @@ fn out_line(out: &mut impl Write, j: &Json) -> Result<(), CliError> {
 /// Runs `strata table`.
 pub fn run(args: TableArgs, db: Option<PathBuf>) -> Result<u8, CliError> {
     let dir = db.ok_or_else(|| CliError::input("table: --db DIR is required"))?;
-    let db = Db::open(&dir).map_err(|e| CliError::failure(format!("{}: {e}", dir.display())))?;
+    // Commands that only read open the database read-only: they write nothing, share it
+    // with other readers, and fail at once (exit code 3) while a writer has it open.
+    let reads_only = matches!(
+        args.command,
+        TableCommand::List
+            | TableCommand::Get { .. }
+            | TableCommand::Query { .. }
+            | TableCommand::Scan { .. }
+    );
+    let opened = if reads_only {
+        if !dir.join("CURRENT").exists() {
+            return Err(CliError::failure(format!(
+                "no database at {}",
+                dir.display()
+            )));
+        }
+        Db::open_read_only(&dir)
+    } else {
+        Db::open(&dir)
+    };
+    let db = opened.map_err(|e| {
+        let e = db_error(e);
+        CliError {
+            code: e.code,
+            message: format!("{}: {}", dir.display(), e.message),
+        }
+    })?;
     let code = run_on(args.command, &db);
     let closed = db.close().map_err(db_error);
     let code = code?;

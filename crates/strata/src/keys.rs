@@ -12,8 +12,6 @@
 //! with their orders). So one partition lives in one stripe, a Scan segment is a contiguous
 //! range of `h`, and the catalog (element 0 = `0`) cannot collide with any table key.
 
-use std::sync::Arc;
-
 use strata_key::codec::native::{self, NativeCodec, Order};
 use strata_key::{TupleCodec, Value};
 
@@ -35,9 +33,10 @@ pub fn partition_prefix_len(key: &[u8]) -> usize {
     native::prefix_len(key, 2).unwrap_or(0)
 }
 
-/// The engine partitioner as a shareable closure.
+/// The engine partitioner: the recorded kind `native-tuple:2`, which cuts keys exactly like
+/// [`partition_prefix_len`].
 pub fn partitioner() -> strata_lsm::Partitioner {
-    Arc::new(partition_prefix_len)
+    strata_lsm::Partitioner::NativeTuplePrefix(2)
 }
 
 /// Key of a catalog entry `(0, kind, name)`.
@@ -169,5 +168,12 @@ mod tests {
         let table = c.encode(&[Value::Int(5)]).unwrap();
         assert_eq!(partition_prefix_len(&table), 0);
         assert_eq!(partition_prefix_len(b""), 0);
+        // The engine's recorded kind cuts keys the same way.
+        for key in [&k, &p, &table, &Vec::new()] {
+            assert_eq!(
+                partitioner().partition(key),
+                &key[..partition_prefix_len(key)]
+            );
+        }
     }
 }

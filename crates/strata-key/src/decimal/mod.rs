@@ -162,7 +162,9 @@ impl Decimal {
 
     /// Builds a value from parts that are already canonical (the decoders' path).
     pub(crate) fn from_canonical(neg: bool, coeff: u128, exp: i32) -> Decimal {
-        debug_assert!(coeff != 0 && !coeff.is_multiple_of(10) && digit_count(coeff) <= Self::MAX_DIGITS);
+        debug_assert!(
+            coeff != 0 && !coeff.is_multiple_of(10) && digit_count(coeff) <= Self::MAX_DIGITS
+        );
         Decimal { coeff, exp, neg }
     }
 
