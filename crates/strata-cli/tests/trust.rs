@@ -260,9 +260,11 @@ fn two_table_put_loops_in_parallel_leave_every_successful_put() {
             })
         })
         .collect();
+    // Join both loops before reading: a reader opening while the other loop writes would
+    // (correctly) be refused with the lock error.
+    let finished: Vec<_> = loops.into_iter().map(|l| l.join().unwrap()).collect();
     let mut puts = 0;
-    for l in loops {
-        let (who, done) = l.join().unwrap();
+    for (who, done) in finished {
         puts += done.len();
         for n in done {
             let key = format!(r#"{{"p":"{who}","n":{n}}}"#);
