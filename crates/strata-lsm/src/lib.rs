@@ -19,7 +19,7 @@ pub mod sst;
 pub mod wal;
 
 pub use engine::{
-    Condition, Direction, Engine, KeyRange, KvIter, KvPair, Op, Snapshot, WriteBatch,
+    BatchLimits, Condition, Direction, Engine, KeyRange, KvIter, KvPair, Op, Snapshot, WriteBatch,
 };
 pub use error::{Error, Result};
 pub use fs::{FaultFs, Fs, RealFs};
