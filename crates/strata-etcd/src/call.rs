@@ -29,6 +29,9 @@ fn backoff(attempt: u32) -> Duration {
     Duration::from_millis((25u64 << attempt.min(5)).min(500))
 }
 
+/// The `what` of the first read of a new engine (its errors carry no advice about reads).
+pub(crate) const CONNECTING: &str = "connecting";
+
 /// How a read failed, before it becomes an [`Error`].
 #[derive(Debug)]
 pub(crate) struct ReadFailure {
@@ -108,6 +111,7 @@ impl ReadFailure {
             Class::NotApplied | Class::Unknown => {
                 let hint = match (rev, ctx.reads) {
                     (Some(_), _) => "",
+                    _ if what == CONNECTING => "",
                     (None, ReadConsistency::Linearizable) => {
                         "; reads are linearizable: they need a quorum and are never stale \
                          (reads=serializable answers from any one member, possibly stale)"

@@ -1,8 +1,7 @@
 //! [`EtcdEngine`]: the `Engine` trait over an etcd v3 cluster.
 
-use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use etcd_client::{Client, CompactionOptions, ConnectOptions, GetOptions, KvClient};
@@ -15,7 +14,7 @@ use crate::call::{self, Context};
 use crate::options::{EtcdOptions, ReadConsistency};
 use crate::range::RangeIter;
 use crate::runtime::Runtime;
-use crate::snapshot::{EtcdSnapshot, Pin};
+use crate::snapshot::{self, EtcdSnapshot, Pin};
 use crate::txn;
 
 /// Strata's engine over an etcd v3 cluster: every key under the namespace `PREFIX:`, every
@@ -40,16 +39,9 @@ pub(crate) struct Inner {
     pub opts: EtcdOptions,
     pub ctx: Context,
     pub limits: BatchLimits,
-    /// Open snapshots of this engine: revision → count. Compaction stays below the oldest.
-    pub pins: Mutex<BTreeMap<i64, usize>>,
-    /// Held shared while a revision is being taken and pinned, exclusively by compaction, so
-    /// that compaction never passes a revision about to be pinned.
-    pub pin_gate: RwLock<()>,
+    /// The cluster's id (from the first answer): pins are per cluster.
+    pub cluster_id: AtomicU64,
     pub closed: AtomicBool,
-}
-
-fn read_gate(g: &RwLock<()>) -> std::sync::RwLockReadGuard<'_, ()> {
-    g.read().unwrap_or_else(|p| p.into_inner())
 }
 
 impl Inner {
@@ -97,12 +89,7 @@ impl Inner {
 
     /// Pins `rev` (compaction stays at or below it) until the guard drops.
     pub fn pin(self: &Arc<Self>, rev: i64) -> Arc<Pin> {
-        let mut pins = self.pins.lock().unwrap_or_else(|p| p.into_inner());
-        *pins.entry(rev).or_insert(0) += 1;
-        Arc::new(Pin {
-            inner: Arc::clone(self),
-            rev,
-        })
+        Pin::new(Arc::clone(self), self.cluster_id.load(Ordering::SeqCst), rev)
     }
 
     /// The value of `key` (namespaced) at `rev` or, with `None`, now.
@@ -127,13 +114,17 @@ impl Inner {
     /// Takes a revision now and pins it.
     pub fn take_snapshot(self: &Arc<Self>) -> Result<Arc<Pin>> {
         self.check_open()?;
-        let _gate = read_gate(&self.pin_gate);
+        let _gate = snapshot::gate_shared();
         let rev = self.current_revision(self.opts.reads)?;
         Ok(self.pin(rev))
     }
 
     /// The store's revision now, read with `consistency`.
     pub fn current_revision(&self, consistency: ReadConsistency) -> Result<i64> {
+        self.current_revision_as(consistency, "reading the revision")
+    }
+
+    fn current_revision_as(&self, consistency: ReadConsistency, what: &'static str) -> Result<i64> {
         let serializable = consistency == ReadConsistency::Serializable;
         let kv = if serializable {
             &self.read_kv
@@ -154,14 +145,16 @@ impl Inner {
                 async move { c.get(k, Some(o)).await }
             })
             .await
-            .map_err(|f| f.into_error(&ctx, "reading the revision", None))
+            .map_err(|f| f.into_error(&ctx, what, None))
         })??;
-        r.header().map(|h| h.revision()).ok_or_else(|| {
+        let h = r.header().ok_or_else(|| {
             Error::Unavailable(format!(
                 "etcd cluster {}: a response without a header (no revision)",
                 self.ctx.cluster
             ))
-        })
+        })?;
+        self.cluster_id.store(h.cluster_id(), Ordering::SeqCst);
+        Ok(h.revision())
     }
 }
 
@@ -234,15 +227,11 @@ impl EtcdEngine {
             opts: options,
             ctx,
             limits,
-            pins: Mutex::new(BTreeMap::new()),
-            pin_gate: RwLock::new(()),
+            cluster_id: AtomicU64::new(0),
             closed: AtomicBool::new(false),
         });
         // One read proves the cluster answers (connecting is lazy).
-        drop(inner.take_snapshot().map_err(|e| match e {
-            Error::Unavailable(m) => Error::Unavailable(format!("cannot open: {m}")),
-            e => e,
-        })?);
+        inner.current_revision_as(inner.opts.reads, call::CONNECTING)?;
         Ok(EtcdEngine { inner })
     }
 
@@ -385,16 +374,9 @@ impl Engine for EtcdEngine {
     /// [`Error::SnapshotTooOld`].
     fn compact(&self) -> Result<()> {
         self.inner.check_open()?;
-        let _gate = self
-            .inner
-            .pin_gate
-            .write()
-            .unwrap_or_else(|p| p.into_inner());
+        let _gate = snapshot::gate_exclusive();
         let now = self.inner.current_revision(ReadConsistency::Linearizable)?;
-        let oldest = {
-            let pins = self.inner.pins.lock().unwrap_or_else(|p| p.into_inner());
-            pins.keys().next().copied()
-        };
+        let oldest = snapshot::oldest_pin(self.inner.cluster_id.load(Ordering::SeqCst));
         let target = oldest.unwrap_or(now).min(now);
         if target <= 1 {
             return Ok(());

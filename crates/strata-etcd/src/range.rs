@@ -163,7 +163,7 @@ impl RangeIter {
     fn request(&mut self, from: &[u8], to: &[u8], limit: usize, mode: Mode) -> Result<GetResponse> {
         let inner = Arc::clone(&self.inner);
         let _gate = match self.pin {
-            None => Some(inner.pin_gate.read().unwrap_or_else(|p| p.into_inner())),
+            None => Some(crate::snapshot::gate_shared()),
             Some(_) => None,
         };
         let rev = self.pin.as_ref().map(|p| p.rev);

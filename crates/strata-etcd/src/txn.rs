@@ -134,16 +134,16 @@ impl PreparedTxn {
                 None => TxnOp::delete(k.clone(), None),
             })
             .collect();
-        let mut txn = Txn::new().and_then(ops);
-        if !compares.is_empty() {
-            let reads: Vec<TxnOp> = self
-                .conditions
-                .iter()
-                .map(|c| TxnOp::get(c.key().to_vec(), None::<GetOptions>))
-                .collect();
-            txn = txn.when(compares).or_else(reads);
+        // The builder wants `when`, then `and_then`, then `or_else` (it panics otherwise).
+        if compares.is_empty() {
+            return Txn::new().and_then(ops);
         }
-        txn
+        let reads: Vec<TxnOp> = self
+            .conditions
+            .iter()
+            .map(|c| TxnOp::get(c.key().to_vec(), None::<GetOptions>))
+            .collect();
+        Txn::new().when(compares).and_then(ops).or_else(reads)
     }
 
     /// True when applying the batch makes one of its own conditions false, so that it cannot
