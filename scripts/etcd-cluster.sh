@@ -3,7 +3,7 @@
 #
 #   scripts/etcd-cluster.sh start          start the members that are not running (new cluster
 #                                          or existing data), wait until all three are healthy
-#   scripts/etcd-cluster.sh stop           stop every member (SIGTERM; data kept)
+#   scripts/etcd-cluster.sh stop [N]       stop every member, or member N (SIGTERM; data kept)
 #   scripts/etcd-cluster.sh clean          stop, then delete the data directories
 #   scripts/etcd-cluster.sh kill N         SIGKILL member N (1..3)
 #   scripts/etcd-cluster.sh restart N      start member N again (killing it first if it runs)
@@ -112,7 +112,12 @@ case $cmd in
     echo "etcd cluster up: $(endpoints) (data in $DIR)"
     ;;
   stop)
-    for n in 1 2 3; do stop_member "$n"; done
+    if [[ -n ${2:-} ]]; then
+      check_n "$2"
+      stop_member "$2"
+    else
+      for n in 1 2 3; do stop_member "$n"; done
+    fi
     ;;
   clean)
     for n in 1 2 3; do stop_member "$n"; done

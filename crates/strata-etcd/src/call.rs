@@ -146,12 +146,21 @@ pub(crate) async fn write(
     let mut uncertain: Option<String> = None;
     let mut attempt = 0u32;
     let mut last_detail = String::from("no answer");
+    // A batch that may be resent gets several attempts (a hung member costs one); any other
+    // gets one attempt with all the time there is.
+    let per_attempt = if fenced {
+        (ctx.timeout / 3).max(Duration::from_millis(300))
+    } else {
+        ctx.timeout
+    };
     loop {
-        if Instant::now() >= deadline {
+        let now = Instant::now();
+        if now >= deadline {
             break;
         }
         let mut c = kv.clone();
-        match tokio::time::timeout_at(deadline, c.txn(txn.to_txn())).await {
+        let until = (now + per_attempt).min(deadline);
+        match tokio::time::timeout_at(until, c.txn(txn.to_txn())).await {
             Ok(Ok(resp)) => {
                 if resp.succeeded() || uncertain.is_none() {
                     return Ok(resp);
@@ -208,9 +217,11 @@ pub(crate) async fn write(
                 }
             }
             Err(_) => {
-                last_detail = format!("no answer within {:.1}s", ctx.timeout.as_secs_f64());
+                last_detail = format!("no answer within {:.1}s", per_attempt.as_secs_f64());
                 uncertain.get_or_insert_with(|| last_detail.clone());
-                break;
+                if !fenced {
+                    break;
+                }
             }
         }
         let pause = backoff(attempt);

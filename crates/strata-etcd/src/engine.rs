@@ -89,7 +89,11 @@ impl Inner {
 
     /// Pins `rev` (compaction stays at or below it) until the guard drops.
     pub fn pin(self: &Arc<Self>, rev: i64) -> Arc<Pin> {
-        Pin::new(Arc::clone(self), self.cluster_id.load(Ordering::SeqCst), rev)
+        Pin::new(
+            Arc::clone(self),
+            self.cluster_id.load(Ordering::SeqCst),
+            rev,
+        )
     }
 
     /// The value of `key` (namespaced) at `rev` or, with `None`, now.

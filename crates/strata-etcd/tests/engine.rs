@@ -20,17 +20,31 @@ fn all(e: &dyn Engine, dir: Direction) -> Vec<(Vec<u8>, Vec<u8>)> {
 
 #[test]
 fn conditions_map_to_compares() {
-    let Some(e) = common::fresh("conditions") else { return };
+    let Some(e) = common::fresh("conditions") else {
+        return;
+    };
     strata_lsm::engine::put(&*e, b"present", b"v").unwrap();
     let cases: Vec<(Condition, bool)> = vec![
         (Condition::Absent(b"missing".to_vec()), true),
         (Condition::Absent(b"present".to_vec()), false),
         (Condition::Present(b"present".to_vec()), true),
         (Condition::Present(b"missing".to_vec()), false),
-        (Condition::Equals(b"present".to_vec(), Some(b"v".to_vec())), true),
-        (Condition::Equals(b"present".to_vec(), Some(b"w".to_vec())), false),
-        (Condition::Equals(b"present".to_vec(), Some(Vec::new())), false),
-        (Condition::Equals(b"missing".to_vec(), Some(Vec::new())), false),
+        (
+            Condition::Equals(b"present".to_vec(), Some(b"v".to_vec())),
+            true,
+        ),
+        (
+            Condition::Equals(b"present".to_vec(), Some(b"w".to_vec())),
+            false,
+        ),
+        (
+            Condition::Equals(b"present".to_vec(), Some(Vec::new())),
+            false,
+        ),
+        (
+            Condition::Equals(b"missing".to_vec(), Some(Vec::new())),
+            false,
+        ),
         (Condition::Equals(b"missing".to_vec(), None), true),
         (Condition::Equals(b"present".to_vec(), None), false),
     ];
@@ -48,7 +62,10 @@ fn conditions_map_to_compares() {
             }
             Err(other) => panic!("{c:?}: {other}"),
         }
-        assert_eq!(e.get(format!("out{i}").as_bytes()).unwrap().is_some(), holds);
+        assert_eq!(
+            e.get(format!("out{i}").as_bytes()).unwrap().is_some(),
+            holds
+        );
     }
     // An empty value is a present key.
     strata_lsm::engine::put(&*e, b"empty", b"").unwrap();
@@ -60,9 +77,16 @@ fn conditions_map_to_compares() {
 
 #[test]
 fn a_batch_keeps_the_last_op_per_key_and_empty_keys_work() {
-    let Some(e) = common::fresh("last_op") else { return };
+    let Some(e) = common::fresh("last_op") else {
+        return;
+    };
     let mut b = WriteBatch::new();
-    b.put("k", "1").delete("k").put("k", "2").put("", "empty key").put("d", "x").delete("d");
+    b.put("k", "1")
+        .delete("k")
+        .put("k", "2")
+        .put("", "empty key")
+        .put("d", "x")
+        .delete("d");
     e.write(b).unwrap();
     assert_eq!(
         all(&*e, Direction::Forward),
@@ -75,7 +99,9 @@ fn a_batch_keeps_the_last_op_per_key_and_empty_keys_work() {
 
 #[test]
 fn batches_beyond_the_limits_are_refused_whole() {
-    let Some(e) = common::fresh("limits") else { return };
+    let Some(e) = common::fresh("limits") else {
+        return;
+    };
     let mut b = WriteBatch::new();
     for i in 0..129u32 {
         b.put(i.to_be_bytes(), "v");
@@ -103,7 +129,9 @@ fn batches_beyond_the_limits_are_refused_whole() {
 #[test]
 fn the_servers_own_refusal_is_too_large_too() {
     // The engine believes the server takes 1000 ops; the server (default 128) refuses.
-    let Some(e) = common::fresh_with("server_limit", |o| o.max_txn_ops = 1000) else { return };
+    let Some(e) = common::fresh_with("server_limit", |o| o.max_txn_ops = 1000) else {
+        return;
+    };
     let mut b = WriteBatch::new();
     for i in 0..200u32 {
         b.put(i.to_be_bytes(), "v");
@@ -115,7 +143,9 @@ fn the_servers_own_refusal_is_too_large_too() {
 
 #[test]
 fn responses_over_four_mib_are_decoded() {
-    let Some(e) = common::fresh("big_values") else { return };
+    let Some(e) = common::fresh("big_values") else {
+        return;
+    };
     for i in 0..5u8 {
         strata_lsm::engine::put(&*e, &[i], &vec![i; 1200 * 1024]).unwrap();
     }
@@ -123,8 +153,12 @@ fn responses_over_four_mib_are_decoded() {
     // even one answer over 4 MiB must decode.
     let got = all(&*e, Direction::Forward);
     assert_eq!(got.len(), 5);
-    assert!(got.iter().all(|(k, v)| v.len() == 1200 * 1024 && v[0] == k[0]));
-    let Some(big) = common::fresh_with("big_page", |o| o.page_bytes = 64 << 20) else { return };
+    assert!(got
+        .iter()
+        .all(|(k, v)| v.len() == 1200 * 1024 && v[0] == k[0]));
+    let Some(big) = common::fresh_with("big_page", |o| o.page_bytes = 64 << 20) else {
+        return;
+    };
     for i in 0..5u8 {
         strata_lsm::engine::put(&*big, &[i], &vec![i; 1200 * 1024]).unwrap();
     }
@@ -133,9 +167,12 @@ fn responses_over_four_mib_are_decoded() {
 
 #[test]
 fn namespaces_do_not_see_each_other() {
-    let Some(eps) = common::endpoints("namespaces") else { return };
+    let Some(eps) = common::endpoints("namespaces") else {
+        return;
+    };
     let base = common::unique_prefix("ns");
-    let a = common::Fresh(EtcdEngine::connect(EtcdOptions::new(eps.clone(), base.clone())).unwrap());
+    let a =
+        common::Fresh(EtcdEngine::connect(EtcdOptions::new(eps.clone(), base.clone())).unwrap());
     let ab = common::Fresh(
         EtcdEngine::connect(EtcdOptions::new(eps.clone(), format!("{base}/b"))).unwrap(),
     );
@@ -144,7 +181,10 @@ fn namespaces_do_not_see_each_other() {
     strata_lsm::engine::put(&*ab, b"k", b"ab").unwrap();
     strata_lsm::engine::put(&*a2, b"k", b"a2").unwrap();
     for (e, v) in [(&a, "a"), (&ab, "ab"), (&a2, "a2")] {
-        assert_eq!(all(&**e, Direction::Forward), vec![(b"k".to_vec(), v.as_bytes().to_vec())]);
+        assert_eq!(
+            all(&**e, Direction::Forward),
+            vec![(b"k".to_vec(), v.as_bytes().to_vec())]
+        );
         assert_eq!(all(&**e, Direction::Reverse).len(), 1);
     }
 }
@@ -153,7 +193,9 @@ fn namespaces_do_not_see_each_other() {
 /// windows must adapt to both and never lose or repeat a pair.
 #[test]
 fn many_keys_page_through_windows_both_ways() {
-    let Some(e) = common::fresh_with("many_keys", |o| o.page_items = 50) else { return };
+    let Some(e) = common::fresh_with("many_keys", |o| o.page_items = 50) else {
+        return;
+    };
     let mut keys: Vec<Vec<u8>> = Vec::new();
     for i in 0..1500u32 {
         keys.push(crc(i).to_be_bytes().to_vec()); // spread over the space
@@ -170,9 +212,15 @@ fn many_keys_page_through_windows_both_ways() {
         }
         e.write(b).unwrap();
     }
-    let fwd: Vec<Vec<u8>> = all(&*e, Direction::Forward).into_iter().map(|p| p.0).collect();
+    let fwd: Vec<Vec<u8>> = all(&*e, Direction::Forward)
+        .into_iter()
+        .map(|p| p.0)
+        .collect();
     assert_eq!(fwd, keys);
-    let mut rev: Vec<Vec<u8>> = all(&*e, Direction::Reverse).into_iter().map(|p| p.0).collect();
+    let mut rev: Vec<Vec<u8>> = all(&*e, Direction::Reverse)
+        .into_iter()
+        .map(|p| p.0)
+        .collect();
     rev.reverse();
     assert_eq!(rev, keys);
     // Sub-ranges with every kind of bound.
@@ -184,8 +232,16 @@ fn many_keys_page_through_windows_both_ways() {
         let b = keys[seed as usize % keys.len()].clone();
         let (lo, hi) = if a <= b { (a, b) } else { (b, a) };
         let r = KeyRange {
-            start: if seed % 2 == 0 { Bound::Included(lo.clone()) } else { Bound::Excluded(lo.clone()) },
-            end: if seed % 3 == 0 { Bound::Included(hi.clone()) } else { Bound::Excluded(hi.clone()) },
+            start: if seed % 2 == 0 {
+                Bound::Included(lo.clone())
+            } else {
+                Bound::Excluded(lo.clone())
+            },
+            end: if seed % 3 == 0 {
+                Bound::Included(hi.clone())
+            } else {
+                Bound::Excluded(hi.clone())
+            },
         };
         let want: Vec<Vec<u8>> = keys.iter().filter(|k| r.contains(k)).cloned().collect();
         for dir in [Direction::Forward, Direction::Reverse] {
@@ -206,7 +262,10 @@ fn many_keys_page_through_windows_both_ways() {
         .take(3)
         .map(|p| p.unwrap().0)
         .collect();
-    assert_eq!(p[0], [b"user7/".as_slice(), &1499u32.to_be_bytes()].concat());
+    assert_eq!(
+        p[0],
+        [b"user7/".as_slice(), &1499u32.to_be_bytes()].concat()
+    );
 }
 
 fn crc(i: u32) -> u32 {
@@ -219,7 +278,9 @@ fn crc(i: u32) -> u32 {
 
 #[test]
 fn a_snapshot_older_than_a_compaction_says_so() {
-    let Some(e) = common::fresh("compacted") else { return };
+    let Some(e) = common::fresh("compacted") else {
+        return;
+    };
     for i in 0..10u8 {
         strata_lsm::engine::put(&*e, &[i], b"old").unwrap();
     }
@@ -232,7 +293,12 @@ fn a_snapshot_older_than_a_compaction_says_so() {
     assert_eq!(snap.get(&[3]).unwrap(), Some(b"old".to_vec()));
     // ...another client's does not: compact past it with the raw client, as another process
     // (or etcd's auto-compaction) would.
-    let eps: Vec<String> = e.options().endpoints.iter().map(|h| format!("http://{h}")).collect();
+    let eps: Vec<String> = e
+        .options()
+        .endpoints
+        .iter()
+        .map(|h| format!("http://{h}"))
+        .collect();
     let rt = tokio::runtime::Runtime::new().unwrap();
     let now = e.revision().unwrap();
     rt.block_on(async {
@@ -255,10 +321,15 @@ fn a_snapshot_older_than_a_compaction_says_so() {
 
 #[test]
 fn closed_engine_refuses_calls() {
-    let Some(e) = common::fresh("closed") else { return };
+    let Some(e) = common::fresh("closed") else {
+        return;
+    };
     e.close().unwrap();
     assert!(matches!(e.get(b"k"), Err(Error::Closed)));
-    assert!(matches!(strata_lsm::engine::put(&*e, b"k", b"v"), Err(Error::Closed)));
+    assert!(matches!(
+        strata_lsm::engine::put(&*e, b"k", b"v"),
+        Err(Error::Closed)
+    ));
 }
 
 #[test]
@@ -279,11 +350,18 @@ fn an_unreachable_cluster_fails_within_the_timeout_in_one_line() {
 
 #[test]
 fn the_engine_works_inside_a_tokio_runtime() {
-    let Some(opts) = common::options("in_runtime") else { return };
+    let Some(opts) = common::options("in_runtime") else {
+        return;
+    };
     for flavor in ["current_thread", "multi_thread"] {
         let rt = match flavor {
-            "current_thread" => tokio::runtime::Builder::new_current_thread().enable_all().build(),
-            _ => tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build(),
+            "current_thread" => tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build(),
+            _ => tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build(),
         }
         .unwrap();
         let o = opts.clone();
@@ -292,14 +370,19 @@ fn the_engine_works_inside_a_tokio_runtime() {
             let e = EtcdEngine::connect(o).unwrap();
             strata_lsm::engine::put(&e, b"k", flavor.as_bytes()).unwrap();
             assert_eq!(e.get(b"k").unwrap(), Some(flavor.as_bytes().to_vec()));
-            let n = e.range(KeyRange::all(), Direction::Reverse).unwrap().count();
+            let n = e
+                .range(KeyRange::all(), Direction::Reverse)
+                .unwrap()
+                .count();
             assert_eq!(n, 1);
             let s = e.snapshot().unwrap();
             assert!(s.get(b"k").unwrap().is_some());
             // From a spawned task too.
             let e = std::sync::Arc::new(e);
             let e2 = e.clone();
-            tokio::spawn(async move { e2.get(b"k").unwrap() }).await.unwrap();
+            tokio::spawn(async move { e2.get(b"k").unwrap() })
+                .await
+                .unwrap();
             e.delete_all().unwrap();
             drop(s);
             drop(e);

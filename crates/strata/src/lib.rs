@@ -36,6 +36,8 @@ pub mod batch;
 pub mod catalog;
 pub mod db;
 pub mod error;
+#[cfg(feature = "etcd")]
+mod etcd;
 pub mod item;
 pub mod item_codec;
 pub mod json;
@@ -51,4 +53,6 @@ pub use error::{Error, Result};
 pub use item::{Attr, Item};
 pub use query::{Page, Query, Scan, SortCondition};
 pub use schema::{Direction, KeyField, Nulls, TableSchema};
+#[cfg(feature = "etcd")]
+pub use strata_etcd::{EtcdEngine, EtcdOptions};
 pub use table::{Key, Table};

@@ -65,5 +65,7 @@ pub fn fresh(test: &str) -> Option<Fresh> {
 pub fn fresh_with(test: &str, f: impl FnOnce(&mut EtcdOptions)) -> Option<Fresh> {
     let mut o = options(test)?;
     f(&mut o);
-    Some(Fresh(EtcdEngine::connect(o).expect("connect to the test cluster")))
+    Some(Fresh(
+        EtcdEngine::connect(o).expect("connect to the test cluster"),
+    ))
 }
