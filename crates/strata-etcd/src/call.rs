@@ -131,14 +131,15 @@ impl ReadFailure {
     }
 }
 
-/// Sends a prepared transaction. Returns the response (successful or with a failed compare)
-/// or the error to report; `Err` never claims a failure that may have been a success.
+/// Sends a prepared transaction. Returns the transaction's response (successful or with a
+/// failed compare; `None` for a lone unconditional op, sent as a plain put or delete) or the
+/// error to report; `Err` never claims a failure that may have been a success.
 pub(crate) async fn write(
     kv: &KvClient,
     ctx: &Context,
     deadline: Instant,
     txn: &PreparedTxn,
-) -> Result<TxnResponse, Error> {
+) -> Result<Option<TxnResponse>, Error> {
     let ops = txn.ops.len();
     let fenced = txn.self_fencing();
     // Set once an attempt may have been applied: from then on only OutcomeUnknown or a
@@ -160,10 +161,19 @@ pub(crate) async fn write(
         }
         let mut c = kv.clone();
         let until = (now + per_attempt).min(deadline);
-        match tokio::time::timeout_at(until, c.txn(txn.to_txn())).await {
-            Ok(Ok(resp)) => {
+        let send = async {
+            match txn.single_op() {
+                // One unconditional op: the plain request (cheaper than a transaction).
+                Some((k, Some(v))) => c.put(k.to_vec(), v.to_vec(), None).await.map(|_| None),
+                Some((k, None)) => c.delete(k.to_vec(), None).await.map(|_| None),
+                None => c.txn(txn.to_txn()).await.map(Some),
+            }
+        };
+        match tokio::time::timeout_at(until, send).await {
+            Ok(Ok(None)) => return Ok(None),
+            Ok(Ok(Some(resp))) => {
                 if resp.succeeded() || uncertain.is_none() {
-                    return Ok(resp);
+                    return Ok(Some(resp));
                 }
                 // A resent, self-fenced batch whose conditions no longer hold: either the first
                 // attempt applied, or another client changed the keys. Cannot tell for sure.

@@ -344,10 +344,9 @@ impl Engine for EtcdEngine {
             .inner
             .rt
             .run(async move { call::write(&kv, &ctx, deadline, &p).await })??;
-        if resp.succeeded() {
-            Ok(())
-        } else {
-            Err(prepared.failed_condition(&resp))
+        match resp {
+            Some(r) if !r.succeeded() => Err(prepared.failed_condition(&r)),
+            _ => Ok(()),
         }
     }
 

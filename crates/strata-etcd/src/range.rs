@@ -174,7 +174,6 @@ impl RangeIter {
         match mode {
             Mode::Pairs => {}
             Mode::Descending => o = o.with_sort(SortTarget::Key, SortOrder::Descend),
-            Mode::Count => o = o.with_count_only(),
         }
         let kv = inner.reader(rev).clone();
         let ctx = inner.ctx.clone();
@@ -269,12 +268,13 @@ impl RangeIter {
         let d = match self.delta {
             Some(d) => d,
             None => {
-                // Size the windows: count the range (no pair is read).
+                // One cheap forward page (no sort) answers a small range at once, reversed
+                // here; its count sizes the windows of a large one.
                 let (lo, hi) = (self.lo.clone(), self.hi.clone());
-                let total = self.request(&lo, &hi, 0, Mode::Count)?.count();
+                let mut resp = self.request(&lo, &hi, n, Mode::Pairs)?;
+                let total = resp.count();
                 if total as usize <= n {
                     self.done = true;
-                    let mut resp = self.request(&lo, &hi, 0, Mode::Pairs)?;
                     let mut pairs = self.strip(&mut resp)?;
                     pairs.reverse();
                     return Ok(pairs);
@@ -313,7 +313,6 @@ fn short_answer(count: i64) -> Error {
 enum Mode {
     Pairs,
     Descending,
-    Count,
 }
 
 impl Iterator for RangeIter {

@@ -146,6 +146,14 @@ impl PreparedTxn {
         Txn::new().when(compares).and_then(ops).or_else(reads)
     }
 
+    /// The batch's only op when it has one op and no condition.
+    pub fn single_op(&self) -> Option<(&[u8], Option<&[u8]>)> {
+        match (self.ops.as_slice(), self.conditions.is_empty()) {
+            ([(k, v)], true) => Some((k, v.as_deref())),
+            _ => None,
+        }
+    }
+
     /// True when applying the batch makes one of its own conditions false, so that it cannot
     /// apply a second time (unless another client restores that key in between): such a batch
     /// may be resent after an unknown outcome.
