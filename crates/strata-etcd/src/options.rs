@@ -40,6 +40,10 @@ pub struct EtcdOptions {
     /// returns) to hold about one page, so that no request makes the server walk, read or
     /// sort the rest of a large range. URL `windows=0|1`. Default on.
     pub windows: bool,
+    /// Ranges of at most this many keys are paged plainly (each request asks for the rest of
+    /// the range: cheap while the rest is small); larger ones in windows. URL `window_min=N`.
+    /// Default 4000.
+    pub window_min: usize,
     /// The server's `--max-txn-ops` (default 128): most ops, and most conditions, in one batch.
     /// URL `max_txn_ops=N`.
     pub max_txn_ops: usize,
@@ -62,6 +66,7 @@ impl EtcdOptions {
             page_items: 1000,
             page_bytes: 4 << 20,
             windows: true,
+            window_min: 4000,
             max_txn_ops: 128,
             max_request_bytes: 1536 * 1024,
             max_response_bytes: 256 << 20,
@@ -69,7 +74,7 @@ impl EtcdOptions {
     }
 
     /// Parses `etcd://HOST:PORT[,HOST:PORT…]/PREFIX[?name=value&…]` (names: `timeout`,
-    /// `reads`, `page`, `windows`, `max_txn_ops`, `max_request_bytes`).
+    /// `reads`, `page`, `windows`, `window_min`, `max_txn_ops`, `max_request_bytes`).
     pub fn from_url(url: &str) -> Result<EtcdOptions> {
         let bad = |why: String| Error::InvalidArgument(format!("etcd URL {url:?}: {why}"));
         let rest = url
@@ -131,6 +136,7 @@ impl EtcdOptions {
                 }
                 "page" => o.page_items = num("page")? as usize,
                 "windows" => o.windows = num("windows")? != 0,
+                "window_min" => o.window_min = num("window_min")? as usize,
                 "max_txn_ops" => o.max_txn_ops = num("max_txn_ops")? as usize,
                 "max_request_bytes" => o.max_request_bytes = num("max_request_bytes")? as usize,
                 _ => return Err(bad(format!("unknown option {name:?}"))),

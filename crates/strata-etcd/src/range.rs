@@ -3,11 +3,13 @@
 //! etcd's range requests are costly in two ways that plain paging makes quadratic: a limited
 //! range still walks the *whole* rest of the range in the server's index to count it, and a
 //! descending sort makes the server read and sort every pair of the range before cutting the
-//! page. So each request here covers a *window* of the key space that should hold about one
-//! page: windows are cut by interpolating keys as numbers (the 8 bytes after the range's common
-//! prefix), and sized from the counts etcd returns (a window that held too many shrinks the
-//! next one, an under-full one grows it). The first request of a forward range is unbounded
-//! (its count sizes the windows); a reverse range starts with a count-only request.
+//! page. So, once a range is known to be large (more than `window_min` keys), each request
+//! covers a *window* of the key space that should hold about one page: windows are cut by
+//! interpolating keys as numbers (the 8 bytes after the range's common prefix), and sized from
+//! the counts etcd returns (a window that held too many shrinks the next one, an under-full
+//! one grows it). The first request of a range, either direction, is one plain forward page:
+//! it answers a small range at once (reversed here when needed) and its count says how to
+//! page a larger one.
 
 use std::sync::Arc;
 
@@ -84,8 +86,10 @@ fn adapt(d: u128, n: usize, count: i64) -> u128 {
     let (n, c) = (n as u128, count.max(0) as u128);
     let next = if c > n {
         d * n / c
+    } else if c == 0 {
+        d.saturating_mul(16)
     } else {
-        (d * n / c.max(1)).clamp(d, d.saturating_mul(8))
+        (d * n / c).clamp(d, d.saturating_mul(8))
     };
     next.clamp(1, 1u128 << 64)
 }
@@ -100,8 +104,7 @@ pub(crate) struct RangeIter {
     hi: Vec<u8>,
     reverse: bool,
     space: KeySpace,
-    /// Window width; `None` until a count sized it (or when windows are off).
-    delta: Option<u128>,
+    paging: Paging,
     page: usize,
     avg_pair: usize,
     buf: std::vec::IntoIter<KvPair>,
@@ -143,7 +146,7 @@ impl RangeIter {
             lo,
             hi,
             reverse: direction == Direction::Reverse,
-            delta: None,
+            paging: Paging::Start,
             avg_pair: 256,
             buf: Vec::new().into_iter(),
             done,
@@ -217,12 +220,22 @@ impl RangeIter {
         Ok(out)
     }
 
+    /// How the rest of the range is paged, once the first answer's count is known.
+    fn paging_for(&self, from: &[u8], count: i64, n: usize) -> Paging {
+        let o = &self.inner.opts;
+        if o.windows && count as usize > o.window_min {
+            let d = self.space.span(from, &self.hi) * n as u128 / count.max(1) as u128;
+            Paging::Windows(d.max(1))
+        } else {
+            Paging::Plain
+        }
+    }
+
     fn fetch_forward(&mut self) -> Result<Vec<KvPair>> {
         let n = self.page_size();
-        let windows = self.inner.opts.windows;
-        let to = match self.delta {
-            Some(d) if windows => self.space.forward_end(&self.lo, d, &self.hi),
-            _ => self.hi.clone(),
+        let to = match self.paging {
+            Paging::Windows(d) => self.space.forward_end(&self.lo, d, &self.hi),
+            Paging::Start | Paging::Plain => self.hi.clone(),
         };
         let from = self.lo.clone();
         let mut resp = self.request(&from, &to, n, Mode::Pairs)?;
@@ -233,56 +246,39 @@ impl RangeIter {
             self.lo = self.inner.key(last);
             self.lo.push(0);
         } else {
-            self.lo = to.clone();
+            self.lo = to;
             if self.lo >= self.hi {
                 self.done = true;
             }
         }
-        if windows {
-            self.delta = Some(match self.delta {
-                Some(d) => adapt(d, n, count),
-                None => {
-                    (self.space.span(&from, &self.hi) * n as u128 / count.max(1) as u128).max(1)
-                }
-            });
-        }
+        self.paging = match self.paging {
+            Paging::Start => self.paging_for(&from, count, n),
+            Paging::Windows(d) => Paging::Windows(adapt(d, n, count)),
+            Paging::Plain => Paging::Plain,
+        };
         Ok(pairs)
     }
 
     fn fetch_reverse(&mut self) -> Result<Vec<KvPair>> {
         let n = self.page_size();
-        if !self.inner.opts.windows {
+        if let Paging::Start = self.paging {
+            // One cheap forward page (no sort) answers a small range at once, reversed here;
+            // its count tells how to page a larger one.
             let (lo, hi) = (self.lo.clone(), self.hi.clone());
-            let mut resp = self.request(&lo, &hi, n, Mode::Descending)?;
-            let count = resp.count();
-            let pairs = self.strip(&mut resp)?;
-            if (pairs.len() as i64) < count {
-                self.hi = self
-                    .inner
-                    .key(&pairs.last().ok_or_else(|| short_answer(count))?.0);
-            } else {
+            let mut resp = self.request(&lo, &hi, n, Mode::Pairs)?;
+            let total = resp.count();
+            if total as usize <= n {
                 self.done = true;
+                let mut pairs = self.strip(&mut resp)?;
+                pairs.reverse();
+                return Ok(pairs);
             }
-            return Ok(pairs);
+            self.paging = self.paging_for(&lo, total, n);
         }
-        let d = match self.delta {
-            Some(d) => d,
-            None => {
-                // One cheap forward page (no sort) answers a small range at once, reversed
-                // here; its count sizes the windows of a large one.
-                let (lo, hi) = (self.lo.clone(), self.hi.clone());
-                let mut resp = self.request(&lo, &hi, n, Mode::Pairs)?;
-                let total = resp.count();
-                if total as usize <= n {
-                    self.done = true;
-                    let mut pairs = self.strip(&mut resp)?;
-                    pairs.reverse();
-                    return Ok(pairs);
-                }
-                (self.space.span(&lo, &hi) * n as u128 / total as u128).max(1)
-            }
+        let from = match self.paging {
+            Paging::Windows(d) => self.space.reverse_start(&self.hi, d, &self.lo),
+            Paging::Start | Paging::Plain => self.lo.clone(),
         };
-        let from = self.space.reverse_start(&self.hi, d, &self.lo);
         let hi = self.hi.clone();
         let mut resp = self.request(&from, &hi, n, Mode::Descending)?;
         let count = resp.count();
@@ -297,9 +293,22 @@ impl RangeIter {
                 self.done = true;
             }
         }
-        self.delta = Some(adapt(d, n, count));
+        if let Paging::Windows(d) = self.paging {
+            self.paging = Paging::Windows(adapt(d, n, count));
+        }
         Ok(pairs)
     }
+}
+
+/// How a range is being paged.
+#[derive(Debug, Clone, Copy)]
+enum Paging {
+    /// Nothing asked yet.
+    Start,
+    /// Each request asks for the rest of the range (small ranges, or windows off).
+    Plain,
+    /// Each request covers a window of this width (in [`KeySpace`] numbers).
+    Windows(u128),
 }
 
 /// A limited answer with no pair although the count says there are some.
@@ -380,7 +389,7 @@ mod tests {
     fn adapt_shrinks_after_overshoot_and_grows_when_short() {
         assert_eq!(adapt(1000, 100, 1000), 100);
         assert_eq!(adapt(1000, 100, 50), 2000);
-        assert_eq!(adapt(1000, 100, 0), 8000);
+        assert_eq!(adapt(1000, 100, 0), 16000);
         assert_eq!(adapt(1, 100, 1_000_000), 1);
         assert_eq!(adapt(1 << 64, 100, 0), 1 << 64);
     }
