@@ -1,12 +1,14 @@
 //! `strata kv --db DIR <command>`: raw key-value access to a database directory.
 
-use std::io::{BufRead, IsTerminal, Write};
+use std::io::{IsTerminal, Write};
 use std::ops::Bound;
 use std::path::{Path, PathBuf};
 
 use clap::{Args, Subcommand, ValueEnum};
 use strata_lsm::{Direction, Engine, KeyRange, LsmEngine, LsmOptions, SyncMode, WriteBatch};
 
+use crate::lines::{utf8, LineError, Lines};
+use crate::record::parse_record;
 use crate::CliError;
 
 /// Arguments of `strata kv`.
@@ -38,7 +40,9 @@ enum KvCommand {
         /// The key.
         key: String,
     },
-    /// Print `KEY<TAB>VALUE` lines in key order.
+    /// Print one JSON line per record in key order: `{"k":K,"v":V}`, each a JSON string, or
+    /// `{"hex":"..."}` for bytes that are not UTF-8 (with --hex: hex strings). `kv load` reads
+    /// these lines back.
     Scan {
         /// First key (inclusive).
         #[arg(long)]
@@ -56,7 +60,9 @@ enum KvCommand {
         #[arg(long)]
         limit: Option<u64>,
     },
-    /// Write JSON lines `{"k": "...", "v": "..."}` from stdin, in order, in batches.
+    /// Write JSON lines `{"k": K, "v": V}` from stdin (the `kv scan` format: strings, or
+    /// `{"hex":"..."}`), in order, in batches. Lines are at most 16 MiB; a bad line stops the
+    /// load with an error naming it, after committing every line before it.
     Load {
         /// Durability of each batch.
         #[arg(long, value_enum, default_value_t = SyncArg::Always)]
@@ -205,10 +211,7 @@ pub fn run(args: KvArgs, db: Option<PathBuf>) -> Result<u8, CliError> {
                     break;
                 }
                 let (k, v) = item.map_err(engine_err)?;
-                out.write_all(&encode(&k, hex)).map_err(stdout_err)?;
-                out.write_all(b"\t").map_err(stdout_err)?;
-                out.write_all(&encode(&v, hex)).map_err(stdout_err)?;
-                out.write_all(b"\n").map_err(stdout_err)?;
+                crate::record::write_record(&mut out, &k, &v, hex).map_err(stdout_err)?;
             }
             out.flush().map_err(stdout_err)?;
             Ok(0)
@@ -258,12 +261,10 @@ fn load(dir: &Path, hex: bool, sync: SyncArg, ack: bool) -> Result<u8, CliError>
     } else {
         None
     };
-    let mut input = std::io::BufReader::with_capacity(1 << 16, std::io::stdin().lock());
+    let mut input = Lines::new(std::io::stdin().lock());
     let mut out = std::io::stdout().lock();
     let mut batch = WriteBatch::new();
     let mut done: u64 = 0;
-    let mut line_no: u64 = 0;
-    let mut line = String::new();
     let mut commit = |batch: &mut WriteBatch, done: &mut u64| -> Result<(), CliError> {
         if batch.ops.is_empty() {
             return Ok(());
@@ -281,26 +282,36 @@ fn load(dir: &Path, hex: bool, sync: SyncArg, ack: bool) -> Result<u8, CliError>
         Ok(())
     };
     loop {
-        line.clear();
-        let n = input
-            .read_line(&mut line)
-            .map_err(|e| CliError::failure(format!("cannot read stdin: {e}")))?;
-        if n == 0 {
-            break;
-        }
-        line_no += 1;
-        let t = line.trim();
-        if !t.is_empty() {
-            let rec = parse_record(t, hex).map_err(|m| {
+        let rec = match input.next_line() {
+            Ok(None) => break,
+            Ok(Some((line_no, line))) => utf8(line, line_no)
+                .and_then(|t| {
+                    let t = t.trim();
+                    if t.is_empty() {
+                        return Ok(None);
+                    }
+                    parse_record(t, hex)
+                        .map(Some)
+                        .map_err(|m| format!("line {line_no}: {m}"))
+                })
+                .map_err(|m| CliError::input(format!("stdin {m}"))),
+            Err(e @ LineError::TooLong { .. }) => Err(CliError::input(format!("stdin {e}"))),
+            Err(e @ LineError::Io { .. }) => Err(CliError::failure(format!("stdin {e}"))),
+        };
+        match rec {
+            Ok(Some((k, v))) => {
+                batch.put(k, v);
+            }
+            Ok(None) => {}
+            Err(err) => {
                 // Keep what came before the bad line.
-                let _ = commit(&mut batch, &mut done);
-                CliError::input(format!("stdin line {line_no}: {m}"))
-            })?;
-            batch.put(rec.0, rec.1);
+                commit(&mut batch, &mut done)?;
+                return Err(err);
+            }
         }
         // Commit when the batch is full or when no more input is waiting: a slow producer
         // gets small batches (and prompt acks), a fast one large batches.
-        if batch.ops.len() >= LOAD_BATCH || input.buffer().is_empty() {
+        if batch.ops.len() >= LOAD_BATCH || !input.has_buffered() {
             commit(&mut batch, &mut done)?;
         }
     }
@@ -310,20 +321,4 @@ fn load(dir: &Path, hex: bool, sync: SyncArg, ack: bool) -> Result<u8, CliError>
         b.finish_and_clear();
     }
     Ok(0)
-}
-
-fn parse_record(line: &str, hex: bool) -> Result<(Vec<u8>, Vec<u8>), String> {
-    let v: serde_json::Value = serde_json::from_str(line).map_err(|e| format!("not JSON: {e}"))?;
-    let field = |name: &str| -> Result<Vec<u8>, String> {
-        let s = v
-            .get(name)
-            .and_then(|x| x.as_str())
-            .ok_or_else(|| format!("missing string field {name:?}"))?;
-        if hex {
-            hex::decode(s).map_err(|e| format!("field {name:?} is not hex: {e}"))
-        } else {
-            Ok(s.as_bytes().to_vec())
-        }
-    };
-    Ok((field("k")?, field("v")?))
 }

@@ -47,22 +47,31 @@ fn put_get_del_scan() {
     assert_eq!((g.status.code(), stdout(&g).as_str()), (Some(0), "1\n"));
     let g = strata(&db, &["get", "d"]);
     assert_eq!((g.status.code(), stdout(&g).as_str()), (Some(1), ""));
-    assert_eq!(stdout(&strata(&db, &["scan"])), "a\t1\nab\tx\nb\t2\nc\t3\n");
+    let rec = |pairs: &[(&str, &str)]| -> String {
+        pairs
+            .iter()
+            .map(|(k, v)| format!("{{\"k\":\"{k}\",\"v\":\"{v}\"}}\n"))
+            .collect()
+    };
+    assert_eq!(
+        stdout(&strata(&db, &["scan"])),
+        rec(&[("a", "1"), ("ab", "x"), ("b", "2"), ("c", "3")])
+    );
     assert_eq!(
         stdout(&strata(&db, &["scan", "--reverse", "--limit", "2"])),
-        "c\t3\nb\t2\n"
+        rec(&[("c", "3"), ("b", "2")])
     );
     assert_eq!(
         stdout(&strata(&db, &["scan", "--prefix", "a"])),
-        "a\t1\nab\tx\n"
+        rec(&[("a", "1"), ("ab", "x")])
     );
     assert_eq!(
         stdout(&strata(&db, &["scan", "--start", "ab", "--end", "c"])),
-        "ab\tx\nb\t2\n"
+        rec(&[("ab", "x"), ("b", "2")])
     );
     assert_eq!(
         stdout(&strata(&db, &["scan", "--prefix", "a", "--reverse"])),
-        "ab\tx\na\t1\n"
+        rec(&[("ab", "x"), ("a", "1")])
     );
     // Hex keys and values.
     assert!(strata(&db, &["--hex", "put", "00ff", "0102"])
@@ -71,7 +80,7 @@ fn put_get_del_scan() {
     assert_eq!(stdout(&strata(&db, &["--hex", "get", "00ff"])), "0102\n");
     assert_eq!(
         stdout(&strata(&db, &["--hex", "scan", "--limit", "1"])),
-        "00ff\t0102\n"
+        rec(&[("00ff", "0102")])
     );
 }
 
@@ -262,7 +271,15 @@ fn crash_loop(sync: &str, rounds: usize) {
         );
         let scan = stdout(&strata(&db, &["scan"]));
         let mut per_round = vec![0u64; round + 1];
-        let mut rows = scan.lines().map(|l| l.split_once('\t').unwrap());
+        let pairs: Vec<(String, String)> = scan
+            .lines()
+            .map(|l| {
+                let j: serde_json::Value = serde_json::from_str(l).unwrap();
+                let s = |f: &str| j[f].as_str().unwrap().to_string();
+                (s("k"), s("v"))
+            })
+            .collect();
+        let mut rows = pairs.iter().map(|(k, v)| (k.as_str(), v.as_str()));
         for (r, count) in per_round.iter_mut().enumerate() {
             // Keys of round r come in input order: the recovered state is a prefix of the input.
             let mut i = 0usize;

@@ -12,10 +12,10 @@
 
 use std::collections::BTreeMap;
 
-use strata_key::{Time, Tuple, Value};
+use strata_key::{Decimal, Time, Tuple, Value};
 
 use crate::error::Error;
-use crate::item::{Attr, Item};
+use crate::item::{Attr, Item, Set};
 
 /// Format version byte that starts every stored item.
 pub const ITEM_FORMAT: u8 = 0x01;
@@ -35,6 +35,8 @@ const T_TIME: u8 = 0x09;
 const T_TUPLE: u8 = 0x0a;
 const T_LIST: u8 = 0x0b;
 const T_MAP: u8 = 0x0c;
+const T_DECIMAL: u8 = 0x0d;
+const T_SET: u8 = 0x0e;
 
 /// Encodes an item.
 pub fn encode_item(item: &Item) -> Vec<u8> {
@@ -87,6 +89,13 @@ fn put_attr(out: &mut Vec<u8>, a: &Attr) {
             out.push(T_MAP);
             put_map(out, m);
         }
+        Attr::Set(set) => {
+            out.push(T_SET);
+            put_varint(out, set.len() as u128);
+            for v in set.values() {
+                put_value(out, v);
+            }
+        }
     }
 }
 
@@ -131,6 +140,12 @@ fn put_value(out: &mut Vec<u8>, v: &Value) {
             for x in t.iter() {
                 put_value(out, x);
             }
+        }
+        Value::Decimal(d) => {
+            out.push(T_DECIMAL);
+            put_varint(out, zigzag(d.exponent().into()));
+            // A coefficient has at most 38 digits (< 2^127): the shift cannot overflow.
+            put_varint(out, (d.coefficient() << 1) | u128::from(d.is_negative()));
         }
     }
 }
@@ -267,6 +282,18 @@ impl<'a> Reader<'a> {
                 self.pos += 1;
                 Ok(Attr::Map(self.map(depth)?))
             }
+            Some(&T_SET) => {
+                let at = self.pos;
+                self.pos += 1;
+                let n = self.count()?;
+                let mut values = Vec::with_capacity(n);
+                for _ in 0..n {
+                    values.push(self.value(depth + 1)?);
+                }
+                Set::from_sorted(values)
+                    .map(Attr::Set)
+                    .map_err(|e| self.err_at(at, format!("set: {e}")))
+            }
             _ => Ok(Attr::Value(self.value(depth)?)),
         }
     }
@@ -329,7 +356,21 @@ impl<'a> Reader<'a> {
                 }
                 Value::Tuple(Tuple(t))
             }
-            T_LIST | T_MAP => return Err(self.err_at(at, "a list or map inside a tuple")),
+            T_DECIMAL => {
+                let e = i32::try_from(unzigzag(self.varint()?))
+                    .map_err(|_| self.err_at(at, "decimal exponent out of range"))?;
+                let raw = self.varint()?;
+                let (c, neg) = (raw >> 1, raw & 1 == 1);
+                let d = Decimal::from_parts(neg, c, e)
+                    .map_err(|err| self.err_at(at, err.to_string()))?;
+                if (d.coefficient(), d.exponent(), d.is_negative()) != (c, e, neg) {
+                    return Err(self.err_at(at, "decimal not in canonical form"));
+                }
+                Value::Decimal(d)
+            }
+            T_LIST | T_MAP | T_SET => {
+                return Err(self.err_at(at, "a list, map or set inside a tuple"))
+            }
             other => return Err(self.err_at(at, format!("unknown attribute tag {other:#04x}"))),
         })
     }
@@ -352,6 +393,8 @@ pub(crate) mod tests {
             any::<[u8; 16]>().prop_map(|b| Value::Uuid(uuid::Uuid::from_bytes(b))),
             (any::<i64>(), 0u32..1_000_000_000, -86_399i32..86_400)
                 .prop_map(|(s, n, o)| Value::Time(Time::new(s, n, o).unwrap())),
+            (any::<bool>(), any::<u64>(), -200i32..200)
+                .prop_map(|(n, c, e)| Value::Decimal(Decimal::from_parts(n, c.into(), e).unwrap())),
         ];
         leaf.prop_recursive(3, 12, 4, |inner| {
             proptest::collection::vec(inner, 0..4).prop_map(|v| Value::Tuple(Tuple(v)))
@@ -363,6 +406,12 @@ pub(crate) mod tests {
             .prop_map(Attr::Value)
             .prop_recursive(3, 16, 4, |inner| {
                 prop_oneof![
+                    proptest::collection::btree_set("[a-c]{0,3}", 1..4).prop_map(|s| Attr::Set(
+                        Set::new(s.into_iter().map(Value::Text).collect()).unwrap()
+                    )),
+                    proptest::collection::btree_set(any::<i64>(), 1..4).prop_map(|s| Attr::Set(
+                        Set::new(s.into_iter().map(|i| Value::Int(i.into())).collect()).unwrap()
+                    )),
                     proptest::collection::vec(inner.clone(), 0..4).prop_map(Attr::List),
                     proptest::collection::btree_map("[a-z]{0,3}", inner, 0..4)
                         .prop_map(|m| Attr::Map(Item(m))),
@@ -418,6 +467,55 @@ pub(crate) mod tests {
             encode_item(&Item::new().with("n", -1)),
             vec![0x01, 0x01, 0x01, b'n', T_INT, 0x01]
         );
+    }
+
+    #[test]
+    fn sets_are_canonical() {
+        let set = Set::new(vec![Value::from("b"), Value::from("a")]).unwrap();
+        let it = Item::new().with("s", Attr::Set(set));
+        let bytes = encode_item(&it);
+        assert_eq!(
+            bytes,
+            vec![0x01, 0x01, 0x01, b's', T_SET, 0x02, T_TEXT, 0x01, b'a', T_TEXT, 0x01, b'b']
+        );
+        assert_eq!(decode_item(&bytes).unwrap(), it);
+        let bad = |b: &[u8], what: &str| {
+            let e = decode_item(b).unwrap_err().to_string();
+            assert!(e.contains(what), "{e}");
+        };
+        // Unsorted, repeated, empty, mixed kinds, NULL.
+        bad(
+            &[
+                0x01, 0x01, 0x01, b's', T_SET, 0x02, T_TEXT, 0x01, b'b', T_TEXT, 0x01, b'a',
+            ],
+            "duplicates",
+        );
+        bad(
+            &[
+                0x01, 0x01, 0x01, b's', T_SET, 0x02, T_TEXT, 0x01, b'a', T_TEXT, 0x01, b'a',
+            ],
+            "duplicates",
+        );
+        bad(&[0x01, 0x01, 0x01, b's', T_SET, 0x00], "empty");
+        bad(
+            &[
+                0x01, 0x01, 0x01, b's', T_SET, 0x02, T_INT, 0x02, T_TEXT, 0x01, b'a',
+            ],
+            "one kind",
+        );
+        bad(&[0x01, 0x01, 0x01, b's', T_SET, 0x01, T_NULL], "null");
+    }
+
+    #[test]
+    fn set_operations() {
+        let s = |v: &[i64]| Set::new(v.iter().map(|&i| Value::Int(i.into())).collect()).unwrap();
+        assert_eq!(s(&[3, 1]).union(&s(&[2, 3])), Some(s(&[1, 2, 3])));
+        assert_eq!(s(&[1, 2, 3]).difference(&s(&[2])), Some(s(&[1, 3])));
+        assert_eq!(s(&[1]).difference(&s(&[1, 2])), None);
+        let t = Set::new(vec![Value::from("x")]).unwrap();
+        assert_eq!(s(&[1]).union(&t), None);
+        assert!(Set::from_unique(vec![Value::from("x"), Value::from("x")]).is_err());
+        assert!(s(&[5, 7]).contains(&Value::Int(7)));
     }
 
     #[test]

@@ -3,14 +3,17 @@
 //! Values follow `strata_key::json` (integral numbers are ints, other numbers floats, strings
 //! text, typed objects `{"t": ...}` for bytes, uuid, time, f32, tuple...). In items, arrays
 //! are lists and other objects are maps; a map that itself has a `"t"` attribute is written
-//! `{"t":"map","v":{...}}`.
+//! `{"t":"map","v":{...}}`; a set is `{"t":"set","v":[...]}` (its values typed like key
+//! values).
 //!
 //! Key attributes are converted to their schema type where that is exact: an integer to
-//! `f64`/`f32` (when it converts exactly), an array to a `tuple`, a string to a `uuid`.
+//! `f64`/`f32` (when it converts exactly), an array to a `tuple`, a string to a `uuid`, a JSON
+//! number or a numeric string to a `decimal` (from the number's text, so `0.1` is exactly one
+//! tenth and no digit is lost).
 
 use serde_json::{Map, Value as Json};
 use strata_key::json::{value_from_json, value_to_json};
-use strata_key::{Kind, Tuple, Value};
+use strata_key::{Decimal, Kind, Tuple, Value};
 
 use crate::error::{Error, Result};
 use crate::item::{Attr, Item};
@@ -20,6 +23,7 @@ use crate::table::{Key, Table};
 
 const TYPE_TAGS: &[&str] = &[
     "null", "bool", "int", "f32", "f64", "bytes", "blob", "text", "uuid", "time", "tuple",
+    "decimal",
 ];
 
 /// A JSON value that is not a valid item, key or request; names the JSON path at fault.
@@ -73,6 +77,25 @@ pub fn attr_from_json(j: &Json, path: &str) -> std::result::Result<Attr, JsonErr
                     "a {\"t\":\"map\"} object needs exactly a \"v\" object beside \"t\"",
                 )),
             },
+            Some(Json::String(t)) if t == "set" => match o.get("v") {
+                Some(Json::Array(vs)) if o.len() == 2 => {
+                    let values = vs
+                        .iter()
+                        .enumerate()
+                        .map(|(i, x)| {
+                            value_from_json(x)
+                                .map_err(|e| jerr(&format!("{path}.v[{i}]"), e.reason))
+                        })
+                        .collect::<std::result::Result<Vec<_>, _>>()?;
+                    crate::item::Set::new(values)
+                        .map(Attr::Set)
+                        .map_err(|e| jerr(path, e.to_string()))
+                }
+                _ => Err(jerr(
+                    path,
+                    "a {\"t\":\"set\"} object needs exactly a \"v\" array beside \"t\"",
+                )),
+            },
             Some(Json::String(t)) if TYPE_TAGS.contains(&t.as_str()) => {
                 value_from_json(j).map(Attr::Value).map_err(|e| {
                     jerr(
@@ -95,6 +118,10 @@ pub fn attr_to_json(a: &Attr) -> Json {
         Attr::Value(v @ Value::Tuple(_)) => value_to_json(v, true),
         Attr::Value(v) => value_to_json(v, false),
         Attr::List(l) => Json::Array(l.iter().map(attr_to_json).collect()),
+        Attr::Set(set) => serde_json::json!({
+            "t": "set",
+            "v": set.values().iter().map(|v| value_to_json(v, true)).collect::<Vec<_>>()
+        }),
         Attr::Map(m) => {
             let inner = item_to_json(m);
             if m.contains_key("t") {
@@ -144,6 +171,14 @@ fn coerce(table: &Table, f: &KeyField, a: Attr) -> Result<Attr> {
         (Kind::Tuple, Attr::List(l)) => Attr::Value(Value::Tuple(
             list_to_tuple(l).ok_or_else(|| type_err("list holding a map"))?,
         )),
+        (Kind::Decimal, Attr::Value(Value::Int(i))) => match Decimal::try_from(i) {
+            Ok(d) => Attr::Value(Value::Decimal(d)),
+            Err(e) => return Err(type_err(&format!("int that is not a decimal ({e})"))),
+        },
+        (Kind::Decimal, Attr::Value(Value::Text(s))) => match s.parse::<Decimal>() {
+            Ok(d) => Attr::Value(Value::Decimal(d)),
+            Err(e) => return Err(type_err(&format!("text that is not a decimal ({e})"))),
+        },
         (_, a) => a,
     })
 }
@@ -153,7 +188,7 @@ fn list_to_tuple(l: Vec<Attr>) -> Option<Tuple> {
         .map(|a| match a {
             Attr::Value(v) => Some(v),
             Attr::List(l) => list_to_tuple(l).map(Value::Tuple),
-            Attr::Map(_) => None,
+            Attr::Map(_) | Attr::Set(_) => None,
         })
         .collect()
 }
@@ -183,9 +218,47 @@ fn invalid(table: &Table, e: JsonError) -> Error {
     Error::invalid(table.name(), e.to_string())
 }
 
+/// A JSON number read as a decimal from its text (exact: serde_json keeps the text).
+fn decimal_from_number(table: &Table, f: &KeyField, n: &serde_json::Number) -> Result<Value> {
+    n.to_string()
+        .parse::<Decimal>()
+        .map(Value::Decimal)
+        .map_err(|e| Error::KeyType {
+            table: table.name().to_owned(),
+            attr: f.name.clone(),
+            expected: f.kind.name().to_owned(),
+            found: format!("number that is not a decimal ({e})"),
+        })
+}
+
+/// Parses the attributes of a JSON object for `table`: JSON numbers of `decimal` key fields
+/// are read from their text, never through an `f64`.
+fn table_item_from_json(table: &Table, j: &Json) -> Result<Item> {
+    let decimal_numbers: Vec<&KeyField> = table
+        .schema()
+        .key_fields()
+        .filter(|f| f.kind == Kind::Decimal && matches!(j.get(&f.name), Some(Json::Number(_))))
+        .collect();
+    let Some(o) = j.as_object().filter(|_| !decimal_numbers.is_empty()) else {
+        return item_from_json(j).map_err(|e| invalid(table, e));
+    };
+    let mut rest = o.clone();
+    let mut decimals = Vec::with_capacity(decimal_numbers.len());
+    for f in decimal_numbers {
+        if let Some(Json::Number(n)) = rest.remove(&f.name) {
+            decimals.push((f.name.clone(), decimal_from_number(table, f, &n)?));
+        }
+    }
+    let mut item = item_from_json(&Json::Object(rest)).map_err(|e| invalid(table, e))?;
+    for (name, d) in decimals {
+        item.insert(name, Attr::Value(d));
+    }
+    Ok(item)
+}
+
 /// Parses an item for `table` (key attributes converted to their types, then checked).
 pub fn item_for_table(table: &Table, j: &Json) -> Result<Item> {
-    let mut item = item_from_json(j).map_err(|e| invalid(table, e))?;
+    let mut item = table_item_from_json(table, j)?;
     coerce_key_attrs(table, &mut item)?;
     table.key_of(&item)?;
     Ok(item)
@@ -193,7 +266,7 @@ pub fn item_for_table(table: &Table, j: &Json) -> Result<Item> {
 
 /// Parses a key: an object holding exactly the key attributes.
 pub fn key_for_table(table: &Table, j: &Json) -> Result<Key> {
-    let mut item = item_from_json(j).map_err(|e| invalid(table, e))?;
+    let mut item = table_item_from_json(table, j)?;
     coerce_key_attrs(table, &mut item)?;
     table.key(&item)
 }
@@ -266,6 +339,9 @@ fn sort_values(table: &Table, j: &Json, path: &str) -> Result<Vec<Value>> {
         .zip(sort)
         .enumerate()
         .map(|(i, (x, f))| {
+            if let (Kind::Decimal, Json::Number(n)) = (f.kind, x) {
+                return decimal_from_number(table, f, n);
+            }
             let a = attr_from_json(x, &format!("{path}[{i}]")).map_err(|e| invalid(table, e))?;
             coerce_value(table, f, a)
         })
@@ -288,7 +364,7 @@ pub fn query_for_table(table: &Table, j: &Json) -> Result<Query> {
     let pj = o
         .get("partition")
         .ok_or_else(|| Error::invalid(table.name(), "query: missing \"partition\""))?;
-    let mut pitem = item_from_json(pj).map_err(|e| invalid(table, e))?;
+    let mut pitem = table_item_from_json(table, pj)?;
     coerce_key_attrs(table, &mut pitem)?;
     if let Some(extra) = pitem
         .keys()
