@@ -2,13 +2,13 @@
 
 use std::io::{IsTerminal, Write};
 use std::ops::Bound;
-use std::path::{Path, PathBuf};
 
 use clap::{Args, Subcommand, ValueEnum};
-use strata_lsm::{Direction, Engine, KeyRange, LsmEngine, LsmOptions, SyncMode, WriteBatch};
+use strata_lsm::{Direction, KeyRange, LsmEngine, LsmOptions, SyncMode, WriteBatch};
 
 use crate::lines::{utf8, LineError, Lines};
 use crate::record::parse_record;
+use crate::store::{engine_error as engine_err, Opened, Store};
 use crate::CliError;
 
 /// Arguments of `strata kv`.
@@ -101,14 +101,11 @@ fn encode(b: &[u8], hex: bool) -> Vec<u8> {
     }
 }
 
-fn engine_err(e: strata_lsm::Error) -> CliError {
-    match e {
-        strata_lsm::Error::InvalidArgument(m) => CliError::input(m),
-        other => CliError::failure(other.to_string()),
-    }
-}
-
-fn open(dir: &Path, sync: SyncMode, must_exist: bool) -> Result<LsmEngine, CliError> {
+fn open(store: &Store, sync: SyncMode, must_exist: bool) -> Result<Opened, CliError> {
+    let dir = match store {
+        Store::Dir(dir) => dir,
+        Store::Etcd(url) => return crate::store::open_etcd(url).map(Opened::Etcd),
+    };
     if must_exist && !dir.join("CURRENT").exists() {
         return Err(CliError::failure(format!(
             "no database at {}",
@@ -122,6 +119,7 @@ fn open(dir: &Path, sync: SyncMode, must_exist: bool) -> Result<LsmEngine, CliEr
             ..LsmOptions::default()
         },
     )
+    .map(Opened::Local)
     .map_err(engine_err)
 }
 
@@ -130,13 +128,14 @@ fn stdout_err(e: std::io::Error) -> CliError {
 }
 
 /// Runs `strata kv`.
-pub fn run(args: KvArgs, db: Option<PathBuf>) -> Result<u8, CliError> {
-    let dir = db.ok_or_else(|| CliError::input("strata kv needs --db DIR"))?;
+pub fn run(args: KvArgs, store: Option<Store>) -> Result<u8, CliError> {
+    let store =
+        store.ok_or_else(|| CliError::input("strata kv needs --db DIR (or --engine URL)"))?;
     let hex = args.hex;
     match args.command {
         KvCommand::Put { key, value } => {
             let (k, v) = (decode(&key, hex, "key")?, decode(&value, hex, "value")?);
-            let e = open(&dir, SyncMode::Always, false)?;
+            let e = open(&store, SyncMode::Always, false)?;
             let mut b = WriteBatch::new();
             b.put(k, v);
             e.write(b).map_err(engine_err)?;
@@ -145,7 +144,7 @@ pub fn run(args: KvArgs, db: Option<PathBuf>) -> Result<u8, CliError> {
         }
         KvCommand::Del { key } => {
             let k = decode(&key, hex, "key")?;
-            let e = open(&dir, SyncMode::Always, false)?;
+            let e = open(&store, SyncMode::Always, false)?;
             let mut b = WriteBatch::new();
             b.delete(k);
             e.write(b).map_err(engine_err)?;
@@ -154,7 +153,7 @@ pub fn run(args: KvArgs, db: Option<PathBuf>) -> Result<u8, CliError> {
         }
         KvCommand::Get { key } => {
             let k = decode(&key, hex, "key")?;
-            let e = open(&dir, SyncMode::Always, true)?;
+            let e = open(&store, SyncMode::Always, true)?;
             let v = e.get(&k).map_err(engine_err)?;
             e.close().map_err(engine_err)?;
             match v {
@@ -198,7 +197,7 @@ pub fn run(args: KvArgs, db: Option<PathBuf>) -> Result<u8, CliError> {
                     range.end = Bound::Excluded(x);
                 }
             }
-            let e = open(&dir, SyncMode::Always, true)?;
+            let e = open(&store, SyncMode::Always, true)?;
             let dir = if reverse {
                 Direction::Reverse
             } else {
@@ -216,17 +215,33 @@ pub fn run(args: KvArgs, db: Option<PathBuf>) -> Result<u8, CliError> {
             out.flush().map_err(stdout_err)?;
             Ok(0)
         }
-        KvCommand::Load { sync, ack } => load(&dir, hex, sync, ack),
+        KvCommand::Load { sync, ack } => load(&store, hex, sync, ack),
         KvCommand::Check => {
-            let e = open(&dir, SyncMode::Always, true)?;
-            let r = e.verify().map_err(engine_err)?;
+            let e = open(&store, SyncMode::Always, true)?;
+            let r = e.local("kv check")?.verify().map_err(engine_err)?;
             e.close().map_err(engine_err)?;
             println!("ok: {} files, {} entries verified", r.files, r.entries);
             Ok(0)
         }
         KvCommand::Stats => {
-            let e = open(&dir, SyncMode::Always, true)?;
-            let s = e.stats().map_err(engine_err)?;
+            let e = open(&store, SyncMode::Always, true)?;
+            if let Opened::Etcd(etcd) = &e {
+                let s = etcd.status().map_err(engine_err)?;
+                let j = serde_json::json!({
+                    "engine": "etcd",
+                    "endpoints": etcd.options().endpoints,
+                    "prefix": etcd.options().prefix,
+                    "version": s.version,
+                    "revision": s.revision,
+                    "leader": format!("{:x}", s.leader),
+                    "member": format!("{:x}", s.member),
+                    "raft_term": s.raft_term,
+                    "db_size": s.db_size,
+                });
+                println!("{j}");
+                return Ok(0);
+            }
+            let s = e.local("kv stats")?.stats().map_err(engine_err)?;
             e.close().map_err(engine_err)?;
             let j = serde_json::json!({
                 "stripes": s.stripes,
@@ -245,12 +260,12 @@ pub fn run(args: KvArgs, db: Option<PathBuf>) -> Result<u8, CliError> {
 /// Most records in one batch of `load`.
 const LOAD_BATCH: usize = 1000;
 
-fn load(dir: &Path, hex: bool, sync: SyncArg, ack: bool) -> Result<u8, CliError> {
+fn load(store: &Store, hex: bool, sync: SyncArg, ack: bool) -> Result<u8, CliError> {
     let mode = match sync {
         SyncArg::Always => SyncMode::Always,
         SyncArg::None => SyncMode::None,
     };
-    let e = open(dir, mode, false)?;
+    let e = open(store, mode, false)?;
     let bar = if std::io::stderr().is_terminal() {
         let b = indicatif::ProgressBar::new_spinner();
         b.set_style(
@@ -265,12 +280,18 @@ fn load(dir: &Path, hex: bool, sync: SyncArg, ack: bool) -> Result<u8, CliError>
     let mut out = std::io::stdout().lock();
     let mut batch = WriteBatch::new();
     let mut done: u64 = 0;
+    // Batches also fit the engine's limits (etcd: 128 ops, 1.5 MiB by default).
+    let limits = e.batch_limits();
     let mut commit = |batch: &mut WriteBatch, done: &mut u64| -> Result<(), CliError> {
         if batch.ops.is_empty() {
             return Ok(());
         }
         let n = batch.ops.len() as u64;
-        e.write(std::mem::take(batch)).map_err(engine_err)?;
+        e.write(std::mem::take(batch)).map_err(|err| {
+            let mut c = engine_err(err);
+            c.message = format!("records {}..{}: {}", *done + 1, *done + n, c.message);
+            c
+        })?;
         *done += n;
         if ack {
             writeln!(out, "acked {done}").map_err(stdout_err)?;
@@ -300,6 +321,10 @@ fn load(dir: &Path, hex: bool, sync: SyncArg, ack: bool) -> Result<u8, CliError>
         };
         match rec {
             Ok(Some((k, v))) => {
+                let more = batch.payload_bytes() + k.len() + v.len();
+                if !limits.admits(batch.ops.len() + 1, more) {
+                    commit(&mut batch, &mut done)?;
+                }
                 batch.put(k, v);
             }
             Ok(None) => {}

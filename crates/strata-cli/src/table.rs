@@ -5,14 +5,15 @@
 //! and then, when more items may follow, `{"last_key":{...}}` (pass that object as `after`).
 
 use std::io::{IsTerminal, Write};
-use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
 use serde_json::Value as Json;
 use strata::{json as sj, Batch, Db, Error, Rows, Table, TableSchema};
 
 use crate::lines::{utf8, LineError, Lines};
+use crate::store::Store;
 use crate::CliError;
+use strata_lsm::BatchLimits;
 
 /// Arguments of `strata table`.
 #[derive(Args)]
@@ -97,9 +98,18 @@ fn out_line(out: &mut impl Write, j: &Json) -> Result<(), CliError> {
 }
 
 /// Runs `strata table`.
-pub fn run(args: TableArgs, db: Option<PathBuf>) -> Result<u8, CliError> {
-    let dir = db.ok_or_else(|| CliError::input("table: --db DIR is required"))?;
-    let db = Db::open(&dir).map_err(|e| CliError::failure(format!("{}: {e}", dir.display())))?;
+pub fn run(args: TableArgs, store: Option<Store>) -> Result<u8, CliError> {
+    let db = match store {
+        Some(Store::Dir(dir)) => {
+            Db::open(&dir).map_err(|e| CliError::failure(format!("{}: {e}", dir.display())))?
+        }
+        Some(Store::Etcd(url)) => crate::store::open_remote_db(&url)?,
+        None => {
+            return Err(CliError::input(
+                "table: --db DIR (or --engine URL) is required",
+            ))
+        }
+    };
     let code = run_on(args.command, &db);
     let closed = db.close().map_err(db_error);
     let code = code?;
@@ -213,6 +223,7 @@ fn bulk_put(db: &Db, t: &Table, if_not_exists: bool) -> Result<(), CliError> {
         None
     };
     let mut batch = Batch::new();
+    let limits = db.engine().batch_limits();
     let mut loaded = 0u64;
     let flush = |batch: &mut Batch| -> Result<(), CliError> {
         let b = std::mem::take(batch);
@@ -264,6 +275,13 @@ fn bulk_put(db: &Db, t: &Table, if_not_exists: bool) -> Result<(), CliError> {
             t.put_if_not_exists(&item)
                 .map_err(|e| CliError::failure(format!("line {lineno}: {e}")))?;
         } else {
+            // Batches also fit the engine's limits (etcd: 128 ops, 1.5 MiB by default).
+            if limits != BatchLimits::UNLIMITED && !batch.is_empty() {
+                let len = t.encoded_len(&item).unwrap_or(0);
+                if !limits.admits(batch.len() + 1, batch.payload_bytes() + len) {
+                    flush(&mut batch)?;
+                }
+            }
             if let Err(e) = batch.put(t, &item) {
                 flush(&mut batch)?;
                 let c = db_error(e);

@@ -111,7 +111,9 @@ impl ReadFailure {
             Class::NotApplied | Class::Unknown => {
                 let hint = match (rev, ctx.reads) {
                     (Some(_), _) => "",
-                    _ if what == CONNECTING => "",
+                    // Opening: the advice matters when members are there but cannot serve
+                    // (no leader, no answer), not when no connection could be made.
+                    _ if what == CONNECTING && self.detail.contains("connect") => "",
                     (None, ReadConsistency::Linearizable) => {
                         "; reads are linearizable: they need a quorum and are never stale \
                          (reads=serializable answers from any one member, possibly stale)"
