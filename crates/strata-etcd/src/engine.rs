@@ -78,9 +78,7 @@ impl Inner {
 
     /// The client for a read at `rev`.
     pub fn reader(&self, rev: Option<i64>) -> &KvClient {
-        if rev.is_some() {
-            &self.read_kv
-        } else if self.opts.reads == ReadConsistency::Serializable {
+        if rev.is_some() || self.opts.reads == ReadConsistency::Serializable {
             &self.read_kv
         } else {
             &self.kv

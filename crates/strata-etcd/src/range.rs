@@ -86,10 +86,11 @@ fn adapt(d: u128, n: usize, count: i64) -> u128 {
     let (n, c) = (n as u128, count.max(0) as u128);
     let next = if c > n {
         d * n / c
-    } else if c == 0 {
-        d.saturating_mul(16)
     } else {
-        (d * n / c).clamp(d, d.saturating_mul(8))
+        match (d * n).checked_div(c) {
+            Some(x) => x.clamp(d, d.saturating_mul(8)),
+            None => d.saturating_mul(16), // an empty window
+        }
     };
     next.clamp(1, 1u128 << 64)
 }

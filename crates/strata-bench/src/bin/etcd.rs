@@ -461,7 +461,7 @@ fn bench_engine(eps: &[String], n: usize, a: &Args) -> Vec<Row> {
             eng.range(KeyRange::prefix(&partition(p)), dir)
                 .unwrap()
                 .take(100)
-                .map(|r| r.unwrap())
+                .inspect(|r| assert!(r.is_ok()))
                 .count()
         };
         let (qa, qr) = paired(
@@ -532,7 +532,7 @@ fn bench_engine(eps: &[String], n: usize, a: &Args) -> Vec<Row> {
     let count = |eng: &dyn Engine, dir| {
         eng.range(KeyRange::all(), dir)
             .unwrap()
-            .map(|r| r.unwrap())
+            .inspect(|r| assert!(r.is_ok()))
             .count()
     };
     let total = n + 2 + 50 * 128;
@@ -760,5 +760,4 @@ fn main() {
     }
     eprintln!("total {:.1}s", started.elapsed().as_secs_f64());
     drop(cluster);
-    let _ = Duration::ZERO;
 }
