@@ -2,13 +2,14 @@
 
 use std::io::{IsTerminal, Write};
 use std::ops::Bound;
+use std::path::Path;
 
 use clap::{Args, Subcommand, ValueEnum};
-use strata_lsm::{Direction, KeyRange, LsmEngine, LsmOptions, SyncMode, WriteBatch};
+use strata_lsm::{Direction, KeyRange, LsmEngine, LsmOptions, Partitioner, SyncMode, WriteBatch};
 
 use crate::lines::{utf8, LineError, Lines};
 use crate::record::parse_record;
-use crate::store::{engine_error as engine_err, Opened, Store};
+use crate::store::{Opened, Store};
 use crate::CliError;
 
 /// Arguments of `strata kv`.
@@ -17,6 +18,11 @@ pub struct KvArgs {
     /// Keys and values are hex strings (default: UTF-8 text).
     #[arg(long, global = true)]
     hex: bool,
+    /// The partitioner of a new database (`whole-key`, `fixed-prefix:N`, `native-tuple:N`;
+    /// default whole-key). An existing database uses the one it records; naming another is
+    /// refused.
+    #[arg(long, global = true, value_parser = parse_partitioner)]
+    partitioner: Option<Partitioner>,
     #[command(subcommand)]
     command: KvCommand,
 }
@@ -71,8 +77,12 @@ enum KvCommand {
         #[arg(long)]
         ack: bool,
     },
-    /// Verify every checksum of the database (exit code 0 when every file verifies).
+    /// Read every file of the database without changing anything and list every problem
+    /// (file and offset); exit code 0 when there is none, 1 otherwise.
     Check,
+    /// Recover what can be recovered from a damaged database: damaged files are moved
+    /// aside (never deleted) and what was lost is listed.
+    Repair,
     /// Print sizes and counts as JSON.
     Stats,
 }
@@ -101,26 +111,71 @@ fn encode(b: &[u8], hex: bool) -> Vec<u8> {
     }
 }
 
-fn open(store: &Store, sync: SyncMode, must_exist: bool) -> Result<Opened, CliError> {
+fn parse_partitioner(s: &str) -> Result<Partitioner, String> {
+    Partitioner::parse(s)
+}
+
+fn engine_err(e: strata_lsm::Error) -> CliError {
+    CliError::engine(e)
+}
+
+fn options(sync: SyncMode, partitioner: &Option<Partitioner>) -> LsmOptions {
+    LsmOptions {
+        sync,
+        partitioner: partitioner.clone(),
+        ..LsmOptions::default()
+    }
+}
+
+/// Opens the database for writing (creating a directory if needed); a directory fails at once
+/// (exit code 3) when another process has it open. An etcd cluster has no lock: any number of
+/// processes share it, each write one etcd transaction.
+fn open(
+    store: &Store,
+    sync: SyncMode,
+    partitioner: &Option<Partitioner>,
+) -> Result<Opened, CliError> {
+    match store {
+        Store::Dir(dir) => LsmEngine::open(dir, options(sync, partitioner))
+            .map(Opened::Local)
+            .map_err(engine_err),
+        Store::Etcd(url) => {
+            no_partitioner(partitioner)?;
+            crate::store::open_etcd(url).map(Opened::Etcd)
+        }
+    }
+}
+
+/// `--partitioner` shapes the stripes of a directory; an etcd namespace has none.
+fn no_partitioner(partitioner: &Option<Partitioner>) -> Result<(), CliError> {
+    match partitioner {
+        Some(_) => Err(CliError::input(
+            "--partitioner applies to database directories; an etcd namespace has no stripes",
+        )),
+        None => Ok(()),
+    }
+}
+
+/// Opens an existing database for reading: a directory is opened read-only (writes nothing,
+/// shared with other readers, fails at once with exit code 3 while a writer has it open); an
+/// etcd cluster is simply connected to (reads there never wait for or block writers).
+fn open_read_only(store: &Store, partitioner: &Option<Partitioner>) -> Result<Opened, CliError> {
     let dir = match store {
         Store::Dir(dir) => dir,
-        Store::Etcd(url) => return crate::store::open_etcd(url).map(Opened::Etcd),
+        Store::Etcd(url) => {
+            no_partitioner(partitioner)?;
+            return crate::store::open_etcd(url).map(Opened::Etcd);
+        }
     };
-    if must_exist && !dir.join("CURRENT").exists() {
+    if !dir.join("CURRENT").exists() {
         return Err(CliError::failure(format!(
             "no database at {}",
             dir.display()
         )));
     }
-    LsmEngine::open(
-        dir,
-        LsmOptions {
-            sync,
-            ..LsmOptions::default()
-        },
-    )
-    .map(Opened::Local)
-    .map_err(engine_err)
+    LsmEngine::open_read_only(dir, options(SyncMode::Always, partitioner))
+        .map(Opened::Local)
+        .map_err(engine_err)
 }
 
 fn stdout_err(e: std::io::Error) -> CliError {
@@ -132,10 +187,11 @@ pub fn run(args: KvArgs, store: Option<Store>) -> Result<u8, CliError> {
     let store =
         store.ok_or_else(|| CliError::input("strata kv needs --db DIR (or --engine URL)"))?;
     let hex = args.hex;
+    let part = args.partitioner;
     match args.command {
         KvCommand::Put { key, value } => {
             let (k, v) = (decode(&key, hex, "key")?, decode(&value, hex, "value")?);
-            let e = open(&store, SyncMode::Always, false)?;
+            let e = open(&store, SyncMode::Always, &part)?;
             let mut b = WriteBatch::new();
             b.put(k, v);
             e.write(b).map_err(engine_err)?;
@@ -144,7 +200,7 @@ pub fn run(args: KvArgs, store: Option<Store>) -> Result<u8, CliError> {
         }
         KvCommand::Del { key } => {
             let k = decode(&key, hex, "key")?;
-            let e = open(&store, SyncMode::Always, false)?;
+            let e = open(&store, SyncMode::Always, &part)?;
             let mut b = WriteBatch::new();
             b.delete(k);
             e.write(b).map_err(engine_err)?;
@@ -153,7 +209,7 @@ pub fn run(args: KvArgs, store: Option<Store>) -> Result<u8, CliError> {
         }
         KvCommand::Get { key } => {
             let k = decode(&key, hex, "key")?;
-            let e = open(&store, SyncMode::Always, true)?;
+            let e = open_read_only(&store, &part)?;
             let v = e.get(&k).map_err(engine_err)?;
             e.close().map_err(engine_err)?;
             match v {
@@ -197,7 +253,7 @@ pub fn run(args: KvArgs, store: Option<Store>) -> Result<u8, CliError> {
                     range.end = Bound::Excluded(x);
                 }
             }
-            let e = open(&store, SyncMode::Always, true)?;
+            let e = open_read_only(&store, &part)?;
             let dir = if reverse {
                 Direction::Reverse
             } else {
@@ -215,16 +271,11 @@ pub fn run(args: KvArgs, store: Option<Store>) -> Result<u8, CliError> {
             out.flush().map_err(stdout_err)?;
             Ok(0)
         }
-        KvCommand::Load { sync, ack } => load(&store, hex, sync, ack),
-        KvCommand::Check => {
-            let e = open(&store, SyncMode::Always, true)?;
-            let r = e.local("kv check")?.verify().map_err(engine_err)?;
-            e.close().map_err(engine_err)?;
-            println!("ok: {} files, {} entries verified", r.files, r.entries);
-            Ok(0)
-        }
+        KvCommand::Load { sync, ack } => load(&store, hex, sync, ack, &part),
+        KvCommand::Check => check(store.dir("kv check")?),
+        KvCommand::Repair => repair(store.dir("kv repair")?, &part),
         KvCommand::Stats => {
-            let e = open(&store, SyncMode::Always, true)?;
+            let e = open_read_only(&store, &part)?;
             if let Opened::Etcd(etcd) = &e {
                 let s = etcd.status().map_err(engine_err)?;
                 let j = serde_json::json!({
@@ -257,15 +308,94 @@ pub fn run(args: KvArgs, store: Option<Store>) -> Result<u8, CliError> {
     }
 }
 
+/// `kv check`: every problem on stdout (`FILE at offset N: WHAT`), then notes and a summary;
+/// exit code 1 when there is a problem.
+fn check(dir: &Path) -> Result<u8, CliError> {
+    if !dir.join("CURRENT").exists() && !dir.is_dir() {
+        return Err(CliError::failure(format!(
+            "no database at {}",
+            dir.display()
+        )));
+    }
+    let r = strata_lsm::check(dir, None).map_err(engine_err)?;
+    let mut out = std::io::stdout().lock();
+    for p in &r.problems {
+        writeln!(out, "{p}").map_err(stdout_err)?;
+    }
+    for n in &r.notes {
+        writeln!(out, "note: {n}").map_err(stdout_err)?;
+    }
+    if !r.is_ok() {
+        out.flush().map_err(stdout_err)?;
+        return Err(CliError::failure(format!(
+            "{} problem(s) in {} (see above; `strata kv repair` recovers what can be recovered)",
+            r.problems.len(),
+            dir.display()
+        )));
+    }
+    writeln!(
+        out,
+        "ok: {} SSTs ({} entries) and {} WAL records verified",
+        r.ssts, r.entries, r.wal_records
+    )
+    .map_err(stdout_err)?;
+    Ok(0)
+}
+
+/// `kv repair`: what was done (`repaired: ...`) and what was lost (`lost: ...`).
+fn repair(dir: &Path, partitioner: &Option<Partitioner>) -> Result<u8, CliError> {
+    if !dir.is_dir() {
+        return Err(CliError::failure(format!(
+            "no database at {}",
+            dir.display()
+        )));
+    }
+    let r = strata_lsm::repair(dir, options(SyncMode::Always, partitioner)).map_err(engine_err)?;
+    let mut out = std::io::stdout().lock();
+    if r.nothing_to_do() {
+        writeln!(out, "ok: nothing to repair").map_err(stdout_err)?;
+        return Ok(0);
+    }
+    for p in &r.problems {
+        writeln!(out, "found: {p}").map_err(stdout_err)?;
+    }
+    for a in &r.actions {
+        writeln!(out, "repaired: {a}").map_err(stdout_err)?;
+    }
+    for l in &r.lost {
+        writeln!(out, "lost: {l}").map_err(stdout_err)?;
+    }
+    if let Some(m) = &r.moved_to {
+        writeln!(out, "kept: files moved aside are in {}", m.display()).map_err(stdout_err)?;
+    }
+    if r.lost.is_empty() {
+        writeln!(out, "ok: nothing was lost").map_err(stdout_err)?;
+    }
+    let after = strata_lsm::check(dir, None).map_err(engine_err)?;
+    if !after.is_ok() {
+        return Err(CliError::failure(format!(
+            "{} problem(s) remain after the repair (`strata kv check` lists them)",
+            after.problems.len()
+        )));
+    }
+    Ok(0)
+}
+
 /// Most records in one batch of `load`.
 const LOAD_BATCH: usize = 1000;
 
-fn load(store: &Store, hex: bool, sync: SyncArg, ack: bool) -> Result<u8, CliError> {
+fn load(
+    store: &Store,
+    hex: bool,
+    sync: SyncArg,
+    ack: bool,
+    partitioner: &Option<Partitioner>,
+) -> Result<u8, CliError> {
     let mode = match sync {
         SyncArg::Always => SyncMode::Always,
         SyncArg::None => SyncMode::None,
     };
-    let e = open(store, mode, false)?;
+    let e = open(store, mode, partitioner)?;
     let bar = if std::io::stderr().is_terminal() {
         let b = indicatif::ProgressBar::new_spinner();
         b.set_style(

@@ -99,8 +99,14 @@ fn open_db(a: &ServeArgs, store: Option<&Store>) -> Result<(Db, String), CliErro
         sync: matches!(a.sync, SyncArg::Always),
         ..DbOptions::default()
     };
-    let db = Db::open_with(dir, options)
-        .map_err(|e| CliError::failure(format!("cannot open {}: {e}", dir.display())))?;
+    let db = Db::open_with(dir, options).map_err(|e| {
+        let message = format!("cannot open {}: {e}", dir.display());
+        match e {
+            // Another process has the directory: exit code 3, as for `kv` and `table`.
+            strata::Error::Engine(strata_lsm::Error::Locked { .. }) => CliError::locked(message),
+            _ => CliError::failure(message),
+        }
+    })?;
     Ok((db, dir.display().to_string()))
 }
 

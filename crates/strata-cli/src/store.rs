@@ -3,7 +3,7 @@
 //! opens remote engines and databases, so that the subcommands stay the same for both.
 
 use std::ops::Deref;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use strata::Db;
 use strata_etcd::{EtcdEngine, EtcdOptions, ReadConsistency};
@@ -35,13 +35,25 @@ pub fn from_args(db: Option<PathBuf>, engine: Option<String>) -> Result<Option<S
     }
 }
 
-/// An engine error as a command-line error: bad arguments are input errors (exit 2), the rest
-/// failures (exit 1).
-pub fn engine_error(e: strata_lsm::Error) -> CliError {
-    match e {
-        strata_lsm::Error::InvalidArgument(m) => CliError::input(m),
-        other => CliError::failure(other.to_string()),
+impl Store {
+    /// The directory, for commands that only make sense on files (`what` says which).
+    pub fn dir(&self, what: &str) -> Result<&Path, CliError> {
+        match self {
+            Store::Dir(d) => Ok(d),
+            Store::Etcd(_) => Err(on_files_only(what)),
+        }
     }
+}
+
+fn on_files_only(what: &str) -> CliError {
+    CliError::input(format!(
+        "{what} works on a database directory; an etcd cluster checks and reports on itself \
+         (etcdctl endpoint health / endpoint status; etcdctl snapshot save for backups)"
+    ))
+}
+
+fn engine_error(e: strata_lsm::Error) -> CliError {
+    CliError::engine(e)
 }
 
 /// Connects to the etcd cluster of `url`; says on stderr when reads may be stale.
@@ -77,10 +89,7 @@ impl Opened {
     pub fn local(&self, what: &str) -> Result<&LsmEngine, CliError> {
         match self {
             Opened::Local(e) => Ok(e),
-            Opened::Etcd(_) => Err(CliError::input(format!(
-                "{what} works on a database directory; an etcd cluster checks and reports on \
-                 itself (etcdctl endpoint health / endpoint status)"
-            ))),
+            Opened::Etcd(_) => Err(on_files_only(what)),
         }
     }
 }

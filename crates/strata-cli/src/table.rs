@@ -5,6 +5,7 @@
 //! and then, when more items may follow, `{"last_key":{...}}` (pass that object as `after`).
 
 use std::io::{IsTerminal, Write};
+use std::path::Path;
 
 use clap::{Args, Subcommand};
 use serde_json::Value as Json;
@@ -77,10 +78,10 @@ enum TableCommand {
 }
 
 fn db_error(e: Error) -> CliError {
-    if e.is_invalid_input() {
-        CliError::input(e.to_string())
-    } else {
-        CliError::failure(e.to_string())
+    match e {
+        Error::Engine(e) => CliError::engine(e),
+        e if e.is_invalid_input() => CliError::input(e.to_string()),
+        e => CliError::failure(e.to_string()),
     }
 }
 
@@ -100,9 +101,9 @@ fn out_line(out: &mut impl Write, j: &Json) -> Result<(), CliError> {
 /// Runs `strata table`.
 pub fn run(args: TableArgs, store: Option<Store>) -> Result<u8, CliError> {
     let db = match store {
-        Some(Store::Dir(dir)) => {
-            Db::open(&dir).map_err(|e| CliError::failure(format!("{}: {e}", dir.display())))?
-        }
+        Some(Store::Dir(dir)) => open_dir(&dir, &args.command)?,
+        // An etcd cluster has no lock and no read-only mode: every command connects the same
+        // way, and reads never wait for or block writers.
         Some(Store::Etcd(url)) => crate::store::open_remote_db(&url)?,
         None => {
             return Err(CliError::input(
@@ -115,6 +116,37 @@ pub fn run(args: TableArgs, store: Option<Store>) -> Result<u8, CliError> {
     let code = code?;
     closed?;
     Ok(code)
+}
+
+/// Opens a database directory for `cmd`. Commands that only read open it read-only: they
+/// write nothing, share it with other readers, and fail at once (exit code 3) while a writer
+/// has it open.
+fn open_dir(dir: &Path, cmd: &TableCommand) -> Result<Db, CliError> {
+    let reads_only = matches!(
+        cmd,
+        TableCommand::List
+            | TableCommand::Get { .. }
+            | TableCommand::Query { .. }
+            | TableCommand::Scan { .. }
+    );
+    let opened = if reads_only {
+        if !dir.join("CURRENT").exists() {
+            return Err(CliError::failure(format!(
+                "no database at {}",
+                dir.display()
+            )));
+        }
+        Db::open_read_only(dir)
+    } else {
+        Db::open(dir)
+    };
+    opened.map_err(|e| {
+        let e = db_error(e);
+        CliError {
+            code: e.code,
+            message: format!("{}: {}", dir.display(), e.message),
+        }
+    })
 }
 
 fn table(db: &Db, name: &str) -> Result<Table, CliError> {

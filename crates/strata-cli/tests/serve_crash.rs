@@ -123,7 +123,7 @@ fn load(url: &str, batch_base: u64, txn_start: Vec<u64>, stop: Arc<AtomicBool>) 
                 let mut i = 0u64;
                 while !stop.load(Ordering::Relaxed) {
                     i += 1;
-                    if i % 2 == 0 {
+                    if i.is_multiple_of(2) {
                         match call(&a, &url, "BatchWriteItem", &batch_body(w, next_batch)) {
                             Ok(r) => {
                                 let all_done = r["UnprocessedItems"]

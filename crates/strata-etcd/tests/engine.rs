@@ -232,12 +232,12 @@ fn many_keys_page_through_windows_both_ways() {
         let b = keys[seed as usize % keys.len()].clone();
         let (lo, hi) = if a <= b { (a, b) } else { (b, a) };
         let r = KeyRange {
-            start: if seed % 2 == 0 {
+            start: if seed.is_multiple_of(2) {
                 Bound::Included(lo.clone())
             } else {
                 Bound::Excluded(lo.clone())
             },
-            end: if seed % 3 == 0 {
+            end: if seed.is_multiple_of(3) {
                 Bound::Included(hi.clone())
             } else {
                 Bound::Excluded(hi.clone())

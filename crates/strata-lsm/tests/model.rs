@@ -1,16 +1,16 @@
 //! Model-based test: random operations against `LsmEngine` and a `BTreeMap`, compared after
-//! every step (point reads, forward and reverse scans of random ranges, full scans, snapshots),
-//! with flushes, compactions and close-and-reopen in the mix. The model itself is
-//! `engine_model`, shared with the other engines' tests.
+//! every step (point reads, forward and reverse scans of random ranges, full scans, snapshots,
+//! cursors with seeks in both directions — some held open across later writes, flushes and
+//! compactions), with flushes, compactions, close-and-reopen and read-only reopens in the mix.
+//! The model itself is `engine_model`, shared with the other engines' tests.
 
 mod engine_model;
 
 use std::path::PathBuf;
-use std::sync::Arc;
 
 use engine_model::{step, Step, Target};
 use proptest::prelude::*;
-use strata_lsm::{Engine, LsmEngine, LsmOptions, SyncMode};
+use strata_lsm::{Engine, LsmEngine, LsmOptions, Partitioner, SyncMode};
 
 fn options(background: bool, partitioned: bool) -> LsmOptions {
     LsmOptions {
@@ -21,7 +21,7 @@ fn options(background: bool, partitioned: bool) -> LsmOptions {
             SyncMode::None
         },
         partitioner: if partitioned {
-            Some(Arc::new(|k: &[u8]| k.len().min(1)))
+            Some(Partitioner::FixedPrefix(1))
         } else {
             None
         },
@@ -52,6 +52,13 @@ impl Target for Lsm {
             e.close().unwrap();
         }
         self.engine = Some(LsmEngine::open(&self.dir, self.opts.clone()).unwrap());
+    }
+    fn reopen_read_only(&mut self) -> Option<Box<dyn Engine>> {
+        if let Some(e) = self.engine.take() {
+            e.close().unwrap();
+        }
+        let ro = LsmEngine::open_read_only(&self.dir, self.opts.clone()).unwrap();
+        Some(Box::new(ro))
     }
     fn verify(&self) {
         self.engine.as_ref().expect("open engine").verify().unwrap();

@@ -130,8 +130,27 @@ impl Db {
         Db::with_engine(Arc::new(MemEngine::new()))
     }
 
+    /// Opens the existing database in directory `path` for reading only, with default
+    /// options: nothing is ever written (it works on a read-only file system and on a full
+    /// disk), several read-only opens may share the directory, and writes fail.
+    pub fn open_read_only(path: impl AsRef<Path>) -> Result<Db> {
+        Db::open_read_only_with(path, DbOptions::default())
+    }
+
+    /// Opens the existing database in directory `path` for reading only, with `options`.
+    pub fn open_read_only_with(path: impl AsRef<Path>, options: DbOptions) -> Result<Db> {
+        let engine = crate::lsm::open_engine_read_only(path.as_ref(), &options)?;
+        Db::start(engine, true)
+    }
+
     /// A database over any engine. The engine should stripe with [`crate::keys::partitioner`].
     pub fn with_engine(engine: Arc<dyn Engine>) -> Result<Db> {
+        Db::start(engine, false)
+    }
+
+    /// A database over `engine`; `read_only`: write nothing (no format marker for a new
+    /// database, no finishing of interrupted drops).
+    fn start(engine: Arc<dyn Engine>, read_only: bool) -> Result<Db> {
         let format_key = keys::catalog_key("meta", "format")?;
         match engine.get(&format_key)? {
             Some(v) if v == FORMAT_MARKER => {}
@@ -141,6 +160,11 @@ impl Db {
                     String::from_utf8_lossy(&v),
                     String::from_utf8_lossy(FORMAT_MARKER)
                 )))
+            }
+            None if read_only => {
+                return Err(Error::Unsupported(
+                    "not a Strata table database (its catalog has no format marker)".into(),
+                ))
             }
             None => {
                 let mut b = WriteBatch::new();
@@ -161,7 +185,9 @@ impl Db {
             }),
         };
         db.load_catalog()?;
-        db.finish_drops()?;
+        if !read_only {
+            db.finish_drops()?;
+        }
         Ok(db)
     }
 

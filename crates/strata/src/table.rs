@@ -263,7 +263,8 @@ impl Table {
     pub(crate) fn encode_item(&self, item: &Item) -> Result<(Key, Vec<u8>, Vec<u8>)> {
         let key = self.key_of(item)?;
         let k = self.encode_key(&key)?.bytes;
-        Ok((key, k, encode_item(item)))
+        let v = encode_item(item).map_err(|e| Error::invalid(self.name(), e.to_string()))?;
+        Ok((key, k, v))
     }
 
     fn write(&self, batch: WriteBatch) -> std::result::Result<(), strata_lsm::Error> {

@@ -1,7 +1,9 @@
 //! The engine model test, for any [`Engine`]: random puts, deletes, conditional batches
 //! (Absent, Present, Equals a value or absence), point reads, forward and reverse scans of
-//! random ranges and prefixes, snapshots read long after later writes, flushes, compactions
-//! and close-and-reopen, all compared with a `BTreeMap` after every step.
+//! random ranges and prefixes, snapshots read long after later writes, cursors with seeks in
+//! both directions (some kept open across later writes, flushes and compactions), flushes,
+//! compactions, close-and-reopen and read-only reopens (where the engine has them), all
+//! compared with a `BTreeMap` after every step.
 //!
 //! Used by `tests/model.rs` (the LSM) and, by path, by `crates/strata-etcd/tests/model.rs`
 //! (etcd): one model, every engine.
@@ -12,7 +14,7 @@ use std::ops::Bound;
 use std::sync::Arc;
 
 use proptest::prelude::*;
-use strata_lsm::{Condition, Direction, Engine, Error, KeyRange, Snapshot, WriteBatch};
+use strata_lsm::{Condition, Cursor, Direction, Engine, Error, KeyRange, Snapshot, WriteBatch};
 
 /// The model: the engine's expected content.
 pub type Model = BTreeMap<Vec<u8>, Vec<u8>>;
@@ -23,6 +25,12 @@ pub trait Target {
     fn engine(&self) -> &dyn Engine;
     /// Closes the engine and opens it again on the same data.
     fn reopen(&mut self);
+    /// Closes the engine and opens it read-only on the same data; `None` where the engine
+    /// has no read-only mode (the step is then skipped). The runner checks the read-only
+    /// engine, drops it and calls [`Target::reopen`].
+    fn reopen_read_only(&mut self) -> Option<Box<dyn Engine>> {
+        None
+    }
     /// Checks the engine's own invariants (after the last step).
     fn verify(&self) {}
 }
@@ -51,9 +59,84 @@ pub enum Step {
     ReadSnapshot(usize, Bound<Vec<u8>>, Bound<Vec<u8>>, Vec<u8>),
     /// Drops the oldest live snapshot.
     DropSnapshot,
+    /// A cursor over a range: the ops run at once.
+    Cursor(KeyRange, bool, Vec<CursorOp>),
+    /// Opens a cursor (over a snapshot taken now) and keeps it for later steps.
+    OpenCursor(KeyRange, bool),
+    /// Runs ops on the kept cursor, against the state it was opened on.
+    UseCursor(Vec<CursorOp>),
     Flush,
     Compact,
     Reopen,
+    ReopenReadOnly,
+}
+
+#[derive(Debug, Clone)]
+pub enum CursorOp {
+    Seek(Vec<u8>),
+    Next,
+    Rewind,
+}
+
+fn cursor_ops() -> impl Strategy<Value = Vec<CursorOp>> {
+    proptest::collection::vec(
+        prop_oneof![
+            3 => key().prop_map(CursorOp::Seek),
+            6 => Just(CursorOp::Next),
+            1 => Just(CursorOp::Rewind),
+        ],
+        0..12,
+    )
+}
+
+fn range() -> impl Strategy<Value = KeyRange> {
+    (bound(), bound()).prop_map(|(start, end)| KeyRange { start, end })
+}
+
+/// Runs `ops` on `c` (created over `m` restricted to `r`) and compares every position.
+fn check_cursor(
+    c: &mut dyn Cursor,
+    m: &Model,
+    r: &KeyRange,
+    rev: bool,
+    ops: &[CursorOp],
+    at: &mut Option<usize>,
+    what: &str,
+) {
+    let mut want: Vec<(&Vec<u8>, &Vec<u8>)> = m.iter().filter(|(k, _)| r.contains(k)).collect();
+    if rev {
+        want.reverse();
+    }
+    let check = |c: &dyn Cursor, at: Option<usize>, op: &str| match at {
+        None => assert!(!c.valid(), "{what} {op}: valid at {:?}", c.key()),
+        Some(a) => {
+            assert!(c.valid(), "{what} {op}: invalid, want {:?}", want[a].0);
+            assert_eq!(
+                (c.key(), c.value()),
+                (want[a].0.as_slice(), want[a].1.as_slice()),
+                "{what} {op}"
+            );
+        }
+    };
+    check(c, *at, "position");
+    for op in ops {
+        *at = match op {
+            CursorOp::Rewind => {
+                c.rewind().unwrap();
+                (!want.is_empty()).then_some(0)
+            }
+            CursorOp::Next => {
+                c.next().unwrap();
+                at.map(|a| a + 1).filter(|a| *a < want.len())
+            }
+            CursorOp::Seek(k) => {
+                c.seek(k).unwrap();
+                want.iter()
+                    .position(|(x, _)| if rev { *x <= k } else { *x >= k })
+            }
+        };
+        check(c, *at, &format!("{op:?}"));
+    }
 }
 
 pub fn key() -> impl Strategy<Value = Vec<u8>> {
@@ -96,9 +179,13 @@ pub fn step() -> impl Strategy<Value = Step> {
         1 => Just(Step::Snapshot),
         2 => (any::<usize>(), bound(), bound(), key()).prop_map(|(i, a, b, k)| Step::ReadSnapshot(i, a, b, k)),
         1 => Just(Step::DropSnapshot),
+        2 => (range(), any::<bool>(), cursor_ops()).prop_map(|(r, rev, ops)| Step::Cursor(r, rev, ops)),
+        1 => (range(), any::<bool>()).prop_map(|(r, rev)| Step::OpenCursor(r, rev)),
+        2 => cursor_ops().prop_map(Step::UseCursor),
         1 => Just(Step::Flush),
         1 => Just(Step::Compact),
         1 => Just(Step::Reopen),
+        1 => Just(Step::ReopenReadOnly),
     ]
 }
 
@@ -152,6 +239,10 @@ const MAX_SNAPSHOTS: usize = 3;
 pub fn run(steps: Vec<Step>, target: &mut dyn Target) {
     let mut m = Model::new();
     let mut snaps: Vec<(Arc<dyn Snapshot>, Model)> = Vec::new();
+    // A cursor kept across steps: the cursor, the model it was opened on, its range and
+    // direction, and its model position.
+    type Kept = (Box<dyn Cursor>, Model, KeyRange, bool, Option<usize>);
+    let mut kept: Option<Kept> = None;
     for (i, s) in steps.into_iter().enumerate() {
         let e = target.engine();
         match s.clone() {
@@ -255,12 +346,46 @@ pub fn run(steps: Vec<Step>, target: &mut dyn Target) {
                     snaps.remove(0);
                 }
             }
+            Step::Cursor(r, rev, ops) => {
+                let mut c = e.cursor(r.clone(), dir(rev)).unwrap();
+                let mut at = m.keys().any(|k| r.contains(k)).then_some(0);
+                check_cursor(c.as_mut(), &m, &r, rev, &ops, &mut at, &format!("step {i}"));
+            }
+            Step::OpenCursor(r, rev) => {
+                let c = e.cursor(r.clone(), dir(rev)).unwrap();
+                let at = m.keys().any(|k| r.contains(k)).then_some(0);
+                kept = Some((c, m.clone(), r, rev, at));
+            }
+            Step::UseCursor(ops) => {
+                if let Some((c, km, r, rev, at)) = kept.as_mut() {
+                    let what = format!("step {i} (kept cursor)");
+                    check_cursor(c.as_mut(), km, r, *rev, &ops, at, &what);
+                }
+            }
             Step::Flush => e.flush().unwrap(),
             Step::Compact => e.compact().unwrap(),
             Step::Reopen => {
-                // A closed engine's snapshots need not outlive it.
+                // A closed engine's snapshots and cursors need not outlive it.
                 snaps.clear();
+                kept = None;
                 target.reopen();
+            }
+            Step::ReopenReadOnly => {
+                if let Some(ro) = target.reopen_read_only() {
+                    snaps.clear();
+                    let all: Vec<_> = m.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+                    assert_eq!(
+                        scan(ro.as_ref(), KeyRange::all(), false),
+                        all,
+                        "step {i}: read-only"
+                    );
+                    assert!(
+                        matches!(ro.flush(), Err(Error::ReadOnly)),
+                        "step {i}: read-only flush"
+                    );
+                    drop(ro);
+                    target.reopen();
+                }
             }
         }
         // After every step: the whole content, both directions.
