@@ -82,6 +82,8 @@ fn kv_and_table_commands_print_the_same_on_etcd_as_on_a_directory() {
     let local = At::Dir(dir.path().join("db"));
     let prefix = unique("same");
     let remote = At::Url(format!("etcd://{eps}/{prefix}"));
+    let local_tables = At::Dir(dir.path().join("tables"));
+    let remote_tables = At::Url(format!("etcd://{eps}/{prefix}-tables"));
     let records: String = (0..300)
         .map(|i| {
             format!(
@@ -184,8 +186,15 @@ fn kv_and_table_commands_print_the_same_on_etcd_as_on_a_directory() {
         (vec!["kv", "scan", "--limit", "3"], None),
     ];
     for (args, input) in &script {
-        let l = run(&local, args, *input);
-        let r = run(&remote, args, *input);
+        // A directory is a kv database or a table database (its recorded partitioner), so the
+        // two kinds of command use two directories, and two namespaces.
+        let (local, remote) = if args[0] == "table" {
+            (&local_tables, &remote_tables)
+        } else {
+            (&local, &remote)
+        };
+        let l = run(local, args, *input);
+        let r = run(remote, args, *input);
         assert_eq!(
             text(&l),
             text(&r),
@@ -253,6 +262,71 @@ fn loads_larger_than_etcds_limits_are_cut_into_fitting_batches() {
     assert_eq!(
         text(&run(&url, &["kv", "get", "ok"], None)),
         (Some(0), "1\n".into())
+    );
+}
+
+/// What belongs to directories (the lock, read-only opens, check, repair, partitioners) does
+/// not apply on etcd: a second process writes while another holds the database open, and the
+/// file commands say they work on directories.
+#[test]
+fn no_lock_and_no_file_commands_on_etcd() {
+    let Some(eps) = endpoints("no_lock") else {
+        return;
+    };
+    let url = At::Url(format!("etcd://{eps}/{}", unique("nolock")));
+    // A load that keeps the database open (its stdin stays open) ...
+    let mut loader = Command::new(env!("CARGO_BIN_EXE_strata"))
+        .args(["--engine"])
+        .arg(match &url {
+            At::Url(u) => u.as_str(),
+            At::Dir(_) => unreachable!(),
+        })
+        .args(["kv", "load", "--ack"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = loader.stdin.take().unwrap();
+    stdin.write_all(b"{\"k\":\"a\",\"v\":\"1\"}\n").unwrap();
+    stdin.flush().unwrap();
+    let mut acks = BufReader::new(loader.stdout.take().unwrap());
+    let mut line = String::new();
+    acks.read_line(&mut line).unwrap();
+    assert_eq!(line, "acked 1\n");
+    // ... does not lock others out: they read and write at once.
+    assert_eq!(
+        text(&run(&url, &["kv", "get", "a"], None)),
+        (Some(0), "1\n".into())
+    );
+    assert!(run(&url, &["kv", "put", "b", "2"], None).status.success());
+    stdin.write_all(b"{\"k\":\"c\",\"v\":\"3\"}\n").unwrap();
+    drop(stdin);
+    let out = loader.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        text(&run(&url, &["kv", "scan"], None)).1,
+        "{\"k\":\"a\",\"v\":\"1\"}\n{\"k\":\"b\",\"v\":\"2\"}\n{\"k\":\"c\",\"v\":\"3\"}\n"
+    );
+    // The file commands refuse, saying where they apply (exit 2, one line).
+    for args in [
+        &["kv", "check"][..],
+        &["kv", "repair"],
+        &["kv", "--partitioner", "fixed-prefix:1", "put", "x", "y"],
+    ] {
+        let o = run(&url, args, None);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains("database director"), "{args:?}: {err}");
+    }
+    assert_eq!(
+        text(&run(&url, &["kv", "get", "x"], None)),
+        (Some(1), String::new())
     );
 }
 
