@@ -317,6 +317,15 @@ impl Hyperdb {
         Ok(node)
     }
 
+    /// Starts loading the node a trie pointer names into the CPU cache (see
+    /// [`NodeCache::prefetch`]); nothing happens for nodes that are not cached.
+    #[inline]
+    pub(crate) fn prefetch(&self, p: Pointer) {
+        if let Ok(cache) = self.cache.try_borrow() {
+            cache.prefetch(p.seq);
+        }
+    }
+
     /// Follows a trie pointer.
     pub(crate) fn resolve(&self, p: Pointer) -> Result<Arc<Node>> {
         if p.feed != 0 {

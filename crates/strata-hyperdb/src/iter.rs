@@ -147,11 +147,20 @@ impl<'a> ListIter<'a> {
     fn single_node(&mut self, node: Arc<Node>, from: usize) -> Result<Option<Vec<Arc<Node>>>> {
         let path = node.key_path();
         self.longest_path = self.longest_path.max(path.len());
+        // The key is read when the node is yielded: start loading it now.
+        crate::cache::prefetch(node.key.as_ptr());
         let level = node.trie().level_from(from).filter(|l| l.index < self.end);
         if let Some(level) = level {
             let i = level.index;
             let val = path.digit(i);
             let buckets = level.buckets();
+            for (v, b) in buckets.iter().enumerate() {
+                if Some(v as u8) != val {
+                    if let Some(q) = b.clone().next() {
+                        self.snap.db().prefetch(q);
+                    }
+                }
+            }
             for &sv in self.order(i) {
                 let mut values = buckets[usize::from(sv)].clone();
                 if Some(sv) == val {
