@@ -6,11 +6,12 @@ use std::time::Duration;
 
 use etcd_client::{Client, CompactionOptions, ConnectOptions, GetOptions, KvClient};
 use strata_lsm::{
-    BatchLimits, Direction, Engine, Error, KeyRange, KvIter, Result, Snapshot, WriteBatch,
+    BatchLimits, Cursor, Direction, Engine, Error, KeyRange, KvIter, Result, Snapshot, WriteBatch,
 };
 use tokio::time::Instant;
 
 use crate::call::{self, Context};
+use crate::cursor::EtcdCursor;
 use crate::options::{EtcdOptions, ReadConsistency};
 use crate::range::RangeIter;
 use crate::runtime::Runtime;
@@ -362,6 +363,17 @@ impl Engine for EtcdEngine {
             &range,
             direction,
         )))
+    }
+
+    fn cursor(&self, range: KeyRange, direction: Direction) -> Result<Box<dyn Cursor>> {
+        self.inner.check_open()?;
+        // Like `range`: the first answer fixes the revision (no snapshot round trip first).
+        Ok(Box::new(EtcdCursor::new(
+            Arc::clone(&self.inner),
+            None,
+            range,
+            direction,
+        )?))
     }
 
     fn flush(&self) -> Result<()> {

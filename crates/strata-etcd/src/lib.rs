@@ -28,6 +28,7 @@
 //! ```
 
 mod call;
+mod cursor;
 mod engine;
 mod error;
 pub mod options;

@@ -115,10 +115,11 @@ impl EtcdOptions {
                     let secs: f64 = value
                         .parse()
                         .ok()
-                        .filter(|s: &f64| *s > 0.0 && s.is_finite())
+                        .filter(|s: &f64| *s > 0.0 && *s <= MAX_TIMEOUT_SECS as f64)
                         .ok_or_else(|| {
                             bad(format!(
-                                "timeout must be a positive number of seconds, got {value:?}"
+                                "timeout must be a positive number of seconds up to \
+                                 {MAX_TIMEOUT_SECS}, got {value:?}"
                             ))
                         })?;
                     o.timeout = Duration::from_secs_f64(secs);
@@ -150,6 +151,8 @@ impl EtcdOptions {
     }
 
     /// Checks the options; the error says which one is wrong.
+    ///
+    /// The timeout is at most [`MAX_TIMEOUT_SECS`] (deadlines are computed from it).
     pub fn validate(&self) -> Result<()> {
         let bad = |m: &str| Err(Error::InvalidArgument(m.to_owned()));
         if self.endpoints.is_empty() || self.endpoints.iter().any(|e| e.is_empty()) {
@@ -171,8 +174,8 @@ impl EtcdOptions {
         if self.max_txn_ops == 0 || self.max_request_bytes < 1024 {
             return bad("max_txn_ops must be positive and max_request_bytes at least 1024");
         }
-        if self.timeout.is_zero() {
-            return bad("the timeout must be positive");
+        if self.timeout.is_zero() || self.timeout > Duration::from_secs(MAX_TIMEOUT_SECS) {
+            return bad("the timeout must be positive and at most a day");
         }
         Ok(())
     }
@@ -199,9 +202,40 @@ impl EtcdOptions {
     }
 }
 
+/// The longest timeout accepted (a day): deadlines are `now + timeout`.
+pub const MAX_TIMEOUT_SECS: u64 = 86_400;
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+
+        /// Any string is parsed or refused with a reason; never a panic (huge or odd
+        /// timeouts, ports, prefixes, options).
+        #[test]
+        fn any_url_parses_or_is_refused(
+            s in "etcd://[a-z0-9.:,]{0,12}/[a-z/:~-]{0,6}(\\?[a-z_=&.0-9e+-]{0,30})?",
+            t in proptest::num::f64::ANY,
+        ) {
+            let _ = EtcdOptions::from_url(&s);
+            let _ = EtcdOptions::from_url(&format!("etcd://h:1/x?timeout={t}"));
+            let _ = EtcdOptions::from_url(&format!("etcd://h:1/x?timeout={t:e}"));
+        }
+    }
+
+    #[test]
+    fn huge_timeouts_are_refused_not_a_panic() {
+        for t in ["1e300", "1e20", "86401", "inf", "NaN", "-1"] {
+            let e = EtcdOptions::from_url(&format!("etcd://h:1/x?timeout={t}"))
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("timeout"), "{t}: {e}");
+        }
+        assert!(EtcdOptions::from_url("etcd://h:1/x?timeout=86400").is_ok());
+    }
 
     #[test]
     fn parses_a_full_url() {

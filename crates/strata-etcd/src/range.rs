@@ -154,6 +154,11 @@ impl RangeIter {
         }
     }
 
+    /// The revision this iterator reads, once its first answer fixed it (or it was given).
+    pub fn pin(&self) -> Option<Arc<Pin>> {
+        self.pin.clone()
+    }
+
     /// Pairs for the next request: the page size, smaller when pairs are large.
     fn page_size(&mut self) -> usize {
         let o = &self.inner.opts;

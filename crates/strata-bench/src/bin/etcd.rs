@@ -4,8 +4,11 @@
 //!
 //! ```text
 //! cargo run --release -p strata-bench --bin etcd -- [--sizes 10000,100000] [--ops 200]
-//!     [--endpoints H:P,H:P,H:P] [--naive-max 100000] [--tables-max 100000]
+//!     [--endpoints H:P,H:P,H:P] [--naive-max 100000] [--tables-max 100000] [--timeout 5]
 //! ```
+//! `--timeout` is the engine's bound of one call in seconds (its default is 5; on a loaded
+//! machine the first page of a range over 10^6 keys can take longer: etcd counts the rest of
+//! a limited range).
 //! Without `--endpoints` it starts a private three-member cluster on 127.0.0.1 with
 //! `scripts/etcd-cluster.sh` (ports 42379.., data in a temporary directory) and removes it at
 //! the end. Keys are laid out like table keys: a 2-byte hash of the partition, the partition,
@@ -33,6 +36,7 @@ struct Args {
     endpoints: Option<String>,
     naive_max: usize,
     tables_max: usize,
+    timeout: f64,
 }
 
 fn args() -> Args {
@@ -42,6 +46,7 @@ fn args() -> Args {
         endpoints: None,
         naive_max: 100_000,
         tables_max: 100_000,
+        timeout: 5.0,
     };
     let v: Vec<String> = std::env::args().skip(1).collect();
     let mut i = 0;
@@ -54,6 +59,7 @@ fn args() -> Args {
             "--endpoints" => a.endpoints = Some(val),
             "--naive-max" => a.naive_max = num(&val),
             "--tables-max" => a.tables_max = num(&val),
+            "--timeout" => a.timeout = val.parse().expect("seconds"),
             other => panic!("unknown argument {other}"),
         }
         i += 2;
@@ -306,14 +312,25 @@ fn fmt(x: Option<f64>) -> String {
     }
 }
 
+/// How many times `a` costs `b`: the ratio of times, or the inverse ratio of rates (`…/s`).
+fn cost_ratio(unit: &str, a: f64, b: f64) -> f64 {
+    if unit.ends_with("/s") {
+        b / a
+    } else {
+        a / b
+    }
+}
+
 fn print_rows(title: &str, rows: &[Row]) {
     println!("\n{title}\n");
-    println!("| operation | unit | strata-etcd | raw etcd-client | adapter / raw | local LSM |");
+    println!(
+        "| operation | unit | strata-etcd | raw etcd-client | adapter cost / raw | local LSM |"
+    );
     println!("|---|---|---:|---:|---:|---:|");
     for r in rows {
         let ratio = r
             .raw
-            .map(|raw| format!("{:.2}×", r.adapter / raw))
+            .map(|raw| format!("{:.2}×", cost_ratio(r.unit, r.adapter, raw)))
             .unwrap_or_else(|| "–".into());
         println!(
             "| {} | {} | {} | {} | {ratio} | {} |",
@@ -342,9 +359,16 @@ fn load_engine(e: &dyn Engine, n: usize) -> f64 {
     n as f64 / t.elapsed().as_secs_f64()
 }
 
+/// Engine options for the benchmark: the cluster, a namespace and the call timeout.
+fn etcd_options(eps: &[String], prefix: &str, timeout: f64) -> EtcdOptions {
+    let mut o = EtcdOptions::new(eps.to_vec(), prefix);
+    o.timeout = Duration::from_secs_f64(timeout);
+    o
+}
+
 fn bench_engine(eps: &[String], n: usize, a: &Args) -> Vec<Row> {
     let prefix = format!("bench/{}/{n}", std::process::id());
-    let e = EtcdEngine::connect(EtcdOptions::new(eps.to_vec(), prefix.clone())).unwrap();
+    let e = EtcdEngine::connect(etcd_options(eps, &prefix, a.timeout)).unwrap();
     let mut raw = Raw::connect(eps, e.options().namespace());
     let dir = tempfile::tempdir().unwrap();
     let local = LsmEngine::open(
@@ -461,7 +485,11 @@ fn bench_engine(eps: &[String], n: usize, a: &Args) -> Vec<Row> {
             eng.range(KeyRange::prefix(&partition(p)), dir)
                 .unwrap()
                 .take(100)
-                .inspect(|r| assert!(r.is_ok()))
+                .inspect(|r| {
+                    if let Err(e) = r {
+                        panic!("a range failed: {e}")
+                    }
+                })
                 .count()
         };
         let (qa, qr) = paired(
@@ -532,7 +560,11 @@ fn bench_engine(eps: &[String], n: usize, a: &Args) -> Vec<Row> {
     let count = |eng: &dyn Engine, dir| {
         eng.range(KeyRange::all(), dir)
             .unwrap()
-            .inspect(|r| assert!(r.is_ok()))
+            .inspect(|r| {
+                if let Err(e) = r {
+                    panic!("a range failed: {e}")
+                }
+            })
             .count()
     };
     let total = n + 2 + 50 * 128;
@@ -584,7 +616,7 @@ fn bench_engine(eps: &[String], n: usize, a: &Args) -> Vec<Row> {
         if !windows && n > a.naive_max {
             continue;
         }
-        let mut o = EtcdOptions::new(eps.to_vec(), prefix.clone());
+        let mut o = etcd_options(eps, &prefix, a.timeout);
         o.page_items = page;
         o.windows = windows;
         let e2 = EtcdEngine::connect(o).unwrap();
@@ -610,11 +642,11 @@ fn bench_engine(eps: &[String], n: usize, a: &Args) -> Vec<Row> {
     rows
 }
 
-fn bench_tables(eps: &[String], n: usize, ops: usize) -> Vec<Row> {
+fn bench_tables(eps: &[String], n: usize, ops: usize, timeout: f64) -> Vec<Row> {
     let schema = TableSchema::new("posts", vec![KeyField::new("user", Kind::Int)])
         .with_sort(vec![KeyField::new("ts", Kind::Int)]);
     let prefix = format!("bench-tables/{}/{n}", std::process::id());
-    let edb = Db::open_etcd_with(EtcdOptions::new(eps.to_vec(), prefix)).unwrap();
+    let edb = Db::open_etcd_with(etcd_options(eps, &prefix, timeout)).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let ldb = Db::open_with(dir.path(), DbOptions::default()).unwrap();
     let item = |p: usize, s: usize| {
@@ -733,9 +765,11 @@ fn main() {
         print_rows(&format!("### Engine, {n} pairs"), &rows);
         if n <= a.tables_max {
             eprintln!("size {n}: tables ...");
-            let rows = bench_tables(&eps, n, a.ops);
+            let rows = bench_tables(&eps, n, a.ops, a.timeout);
             println!("\n### Tables, {n} items (strata-etcd column: tables on etcd)\n");
-            println!("| operation | unit | tables on etcd | tables on local LSM | etcd / local |");
+            println!(
+                "| operation | unit | tables on etcd | tables on local LSM | etcd cost / local |"
+            );
             println!("|---|---|---:|---:|---:|");
             for r in &rows {
                 let l = r.local.unwrap_or(f64::NAN);
@@ -745,7 +779,7 @@ fn main() {
                     r.unit,
                     fmt(Some(r.adapter)),
                     fmt(Some(l)),
-                    r.adapter / l
+                    cost_ratio(r.unit, r.adapter, l)
                 );
             }
         }
