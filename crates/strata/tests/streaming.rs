@@ -75,7 +75,10 @@ fn scan_rows_and_query_rows_read_the_engine_as_they_go() {
             rows.next().unwrap().unwrap();
         }
         let early = pulled.load(Ordering::Relaxed);
-        assert!(early <= 10, "{what}: {early} records read for the first 3 items");
+        assert!(
+            early <= 10,
+            "{what}: {early} records read for the first 3 items"
+        );
         assert_eq!(rows.count() + 3, n, "{what}");
         assert!(pulled.load(Ordering::Relaxed) >= n, "{what}");
     }
