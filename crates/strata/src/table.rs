@@ -4,7 +4,8 @@ use std::fmt;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use strata_key::{Tuple, Value};
+use strata_key::codec::native::NativeCodec;
+use strata_key::{Tuple, TupleCodec, Value};
 use strata_lsm::{Condition, WriteBatch};
 
 use crate::db::{Inner, TableDef};
@@ -242,6 +243,30 @@ impl Table {
     pub fn partition_hash(&self, partition: &[Value]) -> Result<u16> {
         self.check_partition(partition)?;
         self.def.layout.partition_hash(partition)
+    }
+
+    /// The [`Key`] of a stored item from its engine key `(id, h, partition…, sort…)`.
+    pub(crate) fn decode_engine_key(&self, bytes: &[u8]) -> Result<Key> {
+        let corrupt = |reason: String| Error::Corrupt {
+            what: format!("key of table {:?}", self.name()),
+            offset: 0,
+            reason,
+        };
+        let t = NativeCodec::new()
+            .decode(bytes)
+            .map_err(|e| corrupt(e.to_string()))?;
+        let mut vals = t.0;
+        let (np, ns) = (self.schema().partition.len(), self.schema().sort.len());
+        if vals.len() != 2 + np + ns {
+            return Err(corrupt(format!(
+                "{} elements, the schema has {}",
+                vals.len(),
+                2 + np + ns
+            )));
+        }
+        let sort = vals.split_off(2 + np);
+        let partition = vals.split_off(2);
+        Ok(Key::new(partition, sort))
     }
 
     pub(crate) fn encode_key(&self, key: &Key) -> Result<EncodedKey> {
