@@ -8,9 +8,9 @@ use std::sync::Arc;
 
 use strata::{Batch, Db, Item, KeyField, Query, Scan, TableSchema};
 use strata_key::{Kind, Value};
-use strata_lsm::{Direction, Engine, KeyRange, KvIter, MemEngine, Snapshot, WriteBatch};
+use strata_lsm::{Cursor, Direction, Engine, KeyRange, KvIter, MemEngine, Snapshot, WriteBatch};
 
-/// An engine that counts the records its range iterators have handed out.
+/// An engine that counts the records its range iterators and cursors have handed out.
 struct CountingEngine {
     inner: MemEngine,
     pulled: Arc<AtomicUsize>,
@@ -33,6 +33,14 @@ impl Engine for CountingEngine {
             pulled.fetch_add(1, Ordering::Relaxed);
         })))
     }
+    fn cursor(&self, range: KeyRange, direction: Direction) -> strata_lsm::Result<Box<dyn Cursor>> {
+        let inner = self.inner.cursor(range, direction)?;
+        self.pulled.fetch_add(1, Ordering::Relaxed); // the pair it stands at
+        Ok(Box::new(CountingCursor {
+            inner,
+            pulled: Arc::clone(&self.pulled),
+        }))
+    }
     fn flush(&self) -> strata_lsm::Result<()> {
         self.inner.flush()
     }
@@ -41,6 +49,39 @@ impl Engine for CountingEngine {
     }
     fn close(&self) -> strata_lsm::Result<()> {
         self.inner.close()
+    }
+}
+
+/// A cursor that counts the pairs it moves to.
+struct CountingCursor {
+    inner: Box<dyn Cursor>,
+    pulled: Arc<AtomicUsize>,
+}
+
+impl Cursor for CountingCursor {
+    fn valid(&self) -> bool {
+        self.inner.valid()
+    }
+    fn key(&self) -> &[u8] {
+        self.inner.key()
+    }
+    fn value(&self) -> &[u8] {
+        self.inner.value()
+    }
+    fn next(&mut self) -> strata_lsm::Result<()> {
+        self.pulled.fetch_add(1, Ordering::Relaxed);
+        self.inner.next()
+    }
+    fn seek(&mut self, key: &[u8]) -> strata_lsm::Result<()> {
+        self.pulled.fetch_add(1, Ordering::Relaxed);
+        self.inner.seek(key)
+    }
+    fn rewind(&mut self) -> strata_lsm::Result<()> {
+        self.pulled.fetch_add(1, Ordering::Relaxed);
+        self.inner.rewind()
+    }
+    fn direction(&self) -> Direction {
+        self.inner.direction()
     }
 }
 
