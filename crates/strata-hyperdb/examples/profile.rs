@@ -1,11 +1,11 @@
 //! A profiling driver for the benchmark's workload (`docs/bench/hyperdb.md`), one phase at a
 //! time, so that `valgrind --tool=callgrind --toggle-collect='*phase_*'` counts only that phase.
 //!
-//! `cargo run --release -p strata-hyperdb --example profile -- <put|get|list|batch> [keys]`
+//! `cargo run --release -p strata-hyperdb --example profile -- <put|get|list|batch> [keys] [puts]`
 //!
 //! The database is built with 1,000-op batches (`keys` keys, default 100,000), then the phase
-//! runs: `put` 2,000 single puts, `get` 20,000 random gets, `list` a listing of each of the ten folders, `batch`
-//! 20,000 puts in 1,000-op batches into a fresh database.
+//! runs: `put` `puts` single puts (default 2,000), `get` 20,000 random gets, `list` a listing of each of the ten folders (`puts` / 1,000 times), `batch`
+//! `keys` puts in 1,000-op batches into a fresh database.
 
 use strata_hyperdb::{BatchOp, CreateOptions, Hyperdb, KeyPair, ListOptions};
 
@@ -36,8 +36,8 @@ fn fill(db: &mut Hyperdb, from: u64, to: u64) {
 }
 
 #[inline(never)]
-fn phase_put(db: &mut Hyperdb, n: u64) {
-    for j in 0..2000 {
+fn phase_put(db: &mut Hyperdb, n: u64, count: u64) {
+    for j in 0..count {
         db.put(&key(n + j), format!("value-{j}").as_bytes())
             .expect("put");
     }
@@ -57,11 +57,11 @@ fn phase_get(db: &Hyperdb, n: u64) -> usize {
 }
 
 #[inline(never)]
-fn phase_list(db: &Hyperdb) -> usize {
-    (0..10)
+fn phase_list(db: &Hyperdb, rounds: u64) -> usize {
+    (0..10 * rounds)
         .map(|d| {
             db.snapshot()
-                .list(&format!("/d{d}"), ListOptions::default())
+                .list(&format!("/d{}", d % 10), ListOptions::default())
                 .expect("list")
                 .len()
         })
@@ -69,9 +69,9 @@ fn phase_list(db: &Hyperdb) -> usize {
 }
 
 #[inline(never)]
-fn phase_batch() -> u64 {
+fn phase_batch(n: u64) -> u64 {
     let mut db = new_db();
-    fill(&mut db, 0, 20_000);
+    fill(&mut db, 0, n);
     db.len()
 }
 
@@ -90,10 +90,11 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     let phase = args.get(1).map_or("get", String::as_str).to_string();
     let n: u64 = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(100_000);
+    let count: u64 = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(2000);
     if phase == "batch" {
         let t = std::time::Instant::now();
         let cpu = cpu_time();
-        println!("batch: {} blocks", phase_batch());
+        println!("batch: {} blocks", phase_batch(n));
         eprintln!(
             "batch: {:.3} s wall, {:.3} s cpu",
             t.elapsed().as_secs_f64(),
@@ -106,9 +107,9 @@ fn main() {
     let t = std::time::Instant::now();
     let cpu = cpu_time();
     match phase.as_str() {
-        "put" => phase_put(&mut db, n),
+        "put" => phase_put(&mut db, n, count),
         "get" => println!("get: {} found", phase_get(&db, n)),
-        "list" => println!("list: {} keys", phase_list(&db)),
+        "list" => println!("list: {} keys", phase_list(&db, count / 1000)),
         other => panic!("unknown phase {other}"),
     }
     eprintln!(

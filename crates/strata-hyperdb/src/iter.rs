@@ -147,16 +147,30 @@ impl<'a> ListIter<'a> {
     fn single_node(&mut self, node: Arc<Node>, from: usize) -> Result<Option<Vec<Arc<Node>>>> {
         let path = node.key_path();
         self.longest_path = self.longest_path.max(path.len());
+        // The key is read when the node is yielded: start loading it now.
+        crate::cache::prefetch(node.key.as_ptr());
         let level = node.trie().level_from(from).filter(|l| l.index < self.end);
         if let Some(level) = level {
             let i = level.index;
             let val = path.digit(i);
             let buckets = level.buckets();
+            for (v, b) in buckets.iter().enumerate() {
+                if Some(v as u8) != val {
+                    if let Some(q) = b.clone().next() {
+                        self.snap.db().prefetch(q);
+                    }
+                }
+            }
             for &sv in self.order(i) {
                 let mut values = buckets[usize::from(sv)].clone();
                 if Some(sv) == val {
                     if values.is_empty() {
-                        self.push_node(node.clone(), i + 1);
+                        // The node goes on at the next index. Not recorded in `seen`: this
+                        // frame is unique when its parent frame is, and a hostile trie that
+                        // also points at (node, i + 1) costs at most one more walk of the node's
+                        // levels per pointer (bounded by the frame budget). Skipping the set
+                        // here saves most of its inserts.
+                        self.stack.push(Frame::Node(node.clone(), i + 1));
                     } else {
                         self.push_prefix(path.prefix_with(i, sv));
                     }

@@ -16,26 +16,31 @@ use crate::wire::{EntryFields, EntryView};
 const MAX_CLOCK: usize = 1 << 16;
 
 /// One database node: the entry at `seq` of feed `feed`.
+///
+/// The fields are laid out in the order a walk reads them (`repr(C)`): the seq, feed and
+/// tombstone flag share the cache line of the `Arc` counts, followed by the key, the path and
+/// the trie; what only callers read (value, clock) comes last.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[repr(C)]
 pub struct Node {
-    /// Normalised key.
-    pub key: String,
-    /// Value bytes; `None` for tombstones and null puts.
-    pub value: Option<Vec<u8>>,
-    /// True for a tombstone.
-    pub deleted: bool,
-    /// Seq of the writer's latest InflatedEntry when this node was written.
-    pub inflate: u64,
     /// Block number.
     pub seq: u64,
     /// Feed index (0 = source).
     pub feed: u64,
-    /// The vector clock (`[seq + 1]` for a single writer).
-    clock: SmallVec<[u64; 1]>,
-    /// The trie, encoded and indexed (checked by [`TrieBytes::parse`] or written by us).
-    trie: TrieBytes,
+    /// True for a tombstone.
+    pub deleted: bool,
+    /// Normalised key.
+    pub key: String,
     /// `path::hash(key, true)`, as segment hashes.
     path: KeyPath,
+    /// The trie, encoded and indexed (checked by [`TrieBytes::parse`] or written by us).
+    trie: TrieBytes,
+    /// Value bytes; `None` for tombstones and null puts.
+    pub value: Option<Vec<u8>>,
+    /// Seq of the writer's latest InflatedEntry when this node was written.
+    pub inflate: u64,
+    /// The vector clock (`[seq + 1]` for a single writer).
+    clock: SmallVec<[u64; 1]>,
 }
 
 /// What to put into an encoded block besides the node itself.
