@@ -1,12 +1,13 @@
 //! `strata key`: encode, decode and stripe keys.
 
-use std::io::{BufRead, Write};
+use std::io::Write;
 
 use clap::{Args, Subcommand, ValueEnum};
 use strata_key::codec::native::{decode_with_orders, NativeCodec, Order};
 use strata_key::json::{key_from_json, key_to_json, tuple_to_json, OrderFlags};
 use strata_key::TupleCodec;
 
+use crate::lines::{utf8, LineError, Lines};
 use crate::CliError;
 
 /// Arguments of `strata key`.
@@ -135,10 +136,23 @@ fn each_input(
     match arg {
         Some(a) => emit(f(&a).map_err(CliError::input)?)?,
         None => {
-            for (n, line) in std::io::stdin().lock().lines().enumerate() {
-                let line = line?;
-                let r = f(line.trim_end_matches('\r'))
-                    .map_err(|e| CliError::input(format!("line {}: {e}", n + 1)))?;
+            // Read as bytes, each line at most 16 MiB: a bad line is an error naming it, after
+            // the outputs of the lines before it.
+            let mut input = Lines::new(std::io::stdin().lock());
+            loop {
+                let (n, line) = match input.next_line() {
+                    Ok(Some(l)) => l,
+                    Ok(None) => break,
+                    Err(e @ LineError::TooLong { .. }) => {
+                        return Err(CliError::input(format!("stdin {e}")))
+                    }
+                    Err(e @ LineError::Io { .. }) => {
+                        return Err(CliError::failure(format!("stdin {e}")))
+                    }
+                };
+                let text = utf8(line, n).map_err(|m| CliError::input(format!("stdin {m}")))?;
+                let r = f(text.trim_end_matches('\r'))
+                    .map_err(|e| CliError::input(format!("stdin line {n}: {e}")))?;
                 emit(r)?;
             }
         }

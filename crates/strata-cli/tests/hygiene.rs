@@ -215,6 +215,27 @@ fn a_line_longer_than_16_mib_is_refused_by_number() {
 }
 
 #[test]
+fn key_encode_reads_numbered_lines_of_bounded_length() {
+    // Not UTF-8 on line 2: named with its column, after line 1's key was printed.
+    let o = run(&["key", "encode"], b"[1]\n[\"a\xffb\"]\n[3]\n");
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("line 2: not UTF-8 (invalid byte at column 4)"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(String::from_utf8_lossy(&o.stdout).lines().count(), 1);
+    // A line over 16 MiB is refused by number (and never read into memory whole).
+    let mut input = b"[1]\n[\"".to_vec();
+    input.resize(input.len() + (16 << 20), b'x');
+    input.extend_from_slice(b"\"]\n[3]\n");
+    let o = run(&["key", "encode"], &input);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("line 2: longer than"), "{}", stderr(&o));
+    assert_eq!(String::from_utf8_lossy(&o.stdout).lines().count(), 1);
+}
+
+#[test]
 fn table_put_names_the_bad_line_and_keeps_the_lines_before_it() {
     let tmp = tempfile::tempdir().unwrap();
     let db = tmp.path().join("db");
