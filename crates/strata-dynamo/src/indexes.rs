@@ -352,7 +352,7 @@ impl IndexRef {
         if !complete {
             return Ok(None);
         }
-        Ok(Some(match self.def.projection.as_str() {
+        let mut entry: Item = match self.def.projection.as_str() {
             "ALL" => item.clone(),
             _ => item
                 .iter()
@@ -363,7 +363,18 @@ impl IndexRef {
                 })
                 .map(|(k, v)| (k.clone(), v.clone()))
                 .collect(),
-        }))
+        };
+        // Integers written by other Strata APIs are numbers to DynamoDB: stored as decimals.
+        for a in self.ks.attrs() {
+            if let Some(Attr::Value(strata_key::Value::Int(i))) = entry.get(&a.name) {
+                if a.kind == strata_key::Kind::Decimal {
+                    let d = strata_key::Decimal::try_from(*i)
+                        .map_err(|e| invalid(format!("index key {}: {e}", a.name)))?;
+                    entry.insert(a.name.clone(), Attr::Value(strata_key::Value::Decimal(d)));
+                }
+            }
+        }
+        Ok(Some(entry))
     }
 
     /// Whether every attribute of the base items is in the entries.
