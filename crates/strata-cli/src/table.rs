@@ -11,7 +11,7 @@
 //! command line's JSON). A failed condition exits with code 1.
 
 use std::io::{IsTerminal, Write};
-use std::path::PathBuf;
+use std::path::Path;
 
 use clap::{Args, Subcommand};
 use serde_json::Value as Json;
@@ -19,7 +19,9 @@ use strata::{json as sj, Batch, Db, Error, Rows, Table, TableSchema};
 use strata_dynamo::embedded::{self, ExpressionText, Expressions};
 
 use crate::lines::{utf8, LineError, Lines};
+use crate::store::Store;
 use crate::CliError;
+use strata_lsm::BatchLimits;
 
 /// Arguments of `strata table`.
 #[derive(Args)]
@@ -239,12 +241,31 @@ fn out_line(out: &mut impl Write, j: &Json) -> Result<(), CliError> {
 }
 
 /// Runs `strata table`.
-pub fn run(args: TableArgs, db: Option<PathBuf>) -> Result<u8, CliError> {
-    let dir = db.ok_or_else(|| CliError::input("table: --db DIR is required"))?;
-    // Commands that only read open the database read-only: they write nothing, share it
-    // with other readers, and fail at once (exit code 3) while a writer has it open.
+pub fn run(args: TableArgs, store: Option<Store>) -> Result<u8, CliError> {
+    let db = match store {
+        Some(Store::Dir(dir)) => open_dir(&dir, &args.command)?,
+        // An etcd cluster has no lock and no read-only mode: every command connects the same
+        // way, and reads never wait for or block writers.
+        Some(Store::Etcd(url)) => crate::store::open_remote_db(&url)?,
+        None => {
+            return Err(CliError::input(
+                "table: --db DIR (or --engine URL) is required",
+            ))
+        }
+    };
+    let code = run_on(args.command, &db);
+    let closed = db.close().map_err(db_error);
+    let code = code?;
+    closed?;
+    Ok(code)
+}
+
+/// Opens a database directory for `cmd`. Commands that only read open it read-only: they
+/// write nothing, share it with other readers, and fail at once (exit code 3) while a writer
+/// has it open.
+fn open_dir(dir: &Path, cmd: &TableCommand) -> Result<Db, CliError> {
     let reads_only = matches!(
-        args.command,
+        cmd,
         TableCommand::List
             | TableCommand::Get { .. }
             | TableCommand::Query { .. }
@@ -257,22 +278,17 @@ pub fn run(args: TableArgs, db: Option<PathBuf>) -> Result<u8, CliError> {
                 dir.display()
             )));
         }
-        Db::open_read_only(&dir)
+        Db::open_read_only(dir)
     } else {
-        Db::open(&dir)
+        Db::open(dir)
     };
-    let db = opened.map_err(|e| {
+    opened.map_err(|e| {
         let e = db_error(e);
         CliError {
             code: e.code,
             message: format!("{}: {}", dir.display(), e.message),
         }
-    })?;
-    let code = run_on(args.command, &db);
-    let closed = db.close().map_err(db_error);
-    let code = code?;
-    closed?;
-    Ok(code)
+    })
 }
 
 fn table(db: &Db, name: &str) -> Result<Table, CliError> {
@@ -516,6 +532,7 @@ fn bulk_put(db: &Db, t: &Table, if_not_exists: bool, indexed: bool) -> Result<()
         None
     };
     let mut batch = Batch::new();
+    let limits = db.engine().batch_limits();
     let mut loaded = 0u64;
     let flush = |batch: &mut Batch| -> Result<(), CliError> {
         let b = std::mem::take(batch);
@@ -577,6 +594,13 @@ fn bulk_put(db: &Db, t: &Table, if_not_exists: bool, indexed: bool) -> Result<()
             t.put_if_not_exists(&item)
                 .map_err(|e| CliError::failure(format!("line {lineno}: {e}")))?;
         } else {
+            // Batches also fit the engine's limits (etcd: 128 ops, 1.5 MiB by default).
+            if limits != BatchLimits::UNLIMITED && !batch.is_empty() {
+                let len = t.encoded_len(&item).unwrap_or(0);
+                if !limits.admits(batch.len() + 1, batch.payload_bytes() + len) {
+                    flush(&mut batch)?;
+                }
+            }
             if let Err(e) = batch.put(t, &item) {
                 flush(&mut batch)?;
                 let c = db_error(e);
