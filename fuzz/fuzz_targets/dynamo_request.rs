@@ -1,5 +1,6 @@
 //! Request bodies are untrusted: any bytes given to any operation get an answer or a
-//! DynamoDB error, never a panic or a hang; internal errors never happen.
+//! DynamoDB error, never a panic or a hang; internal errors never happen. The table has a
+//! global and a local secondary index, so every write also maintains index entries.
 #![no_main]
 
 use std::sync::OnceLock;
@@ -15,7 +16,12 @@ fn dynamo() -> &'static Dynamo {
             "CreateTable",
             br#"{"TableName":"fuzz","BillingMode":"PAY_PER_REQUEST",
                 "KeySchema":[{"AttributeName":"p","KeyType":"HASH"},{"AttributeName":"c","KeyType":"RANGE"}],
-                "AttributeDefinitions":[{"AttributeName":"p","AttributeType":"S"},{"AttributeName":"c","AttributeType":"N"}]}"#,
+                "AttributeDefinitions":[{"AttributeName":"p","AttributeType":"S"},{"AttributeName":"c","AttributeType":"N"},
+                    {"AttributeName":"x","AttributeType":"S"},{"AttributeName":"y","AttributeType":"N"}],
+                "GlobalSecondaryIndexes":[{"IndexName":"gsix","Projection":{"ProjectionType":"ALL"},
+                    "KeySchema":[{"AttributeName":"x","KeyType":"HASH"},{"AttributeName":"c","KeyType":"RANGE"}]}],
+                "LocalSecondaryIndexes":[{"IndexName":"lsiy","Projection":{"ProjectionType":"KEYS_ONLY"},
+                    "KeySchema":[{"AttributeName":"p","KeyType":"HASH"},{"AttributeName":"y","KeyType":"RANGE"}]}]}"#,
         )
         .unwrap();
         d

@@ -203,6 +203,22 @@ fn compile(t: &Table, refs: &Refs, text: ExpressionText<'_>) -> Result<Expressio
     Expressions::compile(&text, &key).map_err(api_error)
 }
 
+/// Whether `t` has DynamoDB secondary indexes: then every write goes through
+/// `strata_dynamo::embedded`, which keeps them in the batch of the item.
+fn indexed(db: &Db, t: &Table) -> Result<bool, CliError> {
+    Ok(!strata_dynamo::indexes::of_table(db, t)
+        .map_err(api_error)?
+        .is_empty())
+}
+
+fn no_if_not_exists_with_indexes(t: &Table) -> CliError {
+    CliError::input(format!(
+        "put: --if-not-exists is not supported on table {}, which has DynamoDB secondary \
+         indexes; use --condition 'attribute_not_exists(KEY)'",
+        t.name()
+    ))
+}
+
 fn db_error(e: Error) -> CliError {
     match e {
         Error::Engine(e) => CliError::engine(e),
@@ -334,17 +350,24 @@ fn run_on(cmd: TableCommand, db: &Db) -> Result<u8, CliError> {
                 ));
             }
             let t = table(db, &name)?;
+            let indexed = indexed(db, &t)?;
+            if indexed && if_not_exists {
+                return Err(no_if_not_exists_with_indexes(&t));
+            }
             match item {
                 Some(text) => {
                     let it =
                         sj::item_for_table(&t, &parse_json(&text, "item")?).map_err(db_error)?;
-                    if if_not_exists {
+                    if indexed {
+                        embedded::put_item(db, &t, &it, &Expressions::default())
+                            .map_err(api_error)?;
+                    } else if if_not_exists {
                         t.put_if_not_exists(&it).map_err(db_error)?;
                     } else {
                         t.put(&it).map_err(db_error)?;
                     }
                 }
-                None => bulk_put(db, &t, if_not_exists)?,
+                None => bulk_put(db, &t, if_not_exists, indexed)?,
             }
         }
         TableCommand::Get {
@@ -394,7 +417,12 @@ fn run_on(cmd: TableCommand, db: &Db) -> Result<u8, CliError> {
                             "delete: --names and --values go with --condition",
                         ));
                     }
-                    t.delete(&k).map_err(db_error)?
+                    if indexed(db, &t)? {
+                        embedded::delete_item(db, &t, &k, &Expressions::default())
+                            .map_err(api_error)?;
+                    } else {
+                        t.delete(&k).map_err(db_error)?
+                    }
                 }
             }
         }
@@ -489,7 +517,7 @@ const BULK_BATCH: usize = 1000;
 /// Loads JSON lines from stdin: batches of 1,000 items (each batch atomic), or one conditional
 /// put per item with `--if-not-exists`. Everything before a bad line is written; the error
 /// names the line.
-fn bulk_put(db: &Db, t: &Table, if_not_exists: bool) -> Result<(), CliError> {
+fn bulk_put(db: &Db, t: &Table, if_not_exists: bool, indexed: bool) -> Result<(), CliError> {
     let stdin = std::io::stdin();
     let bar = if std::io::stderr().is_terminal() {
         let b = indicatif::ProgressBar::new_spinner();
@@ -552,7 +580,17 @@ fn bulk_put(db: &Db, t: &Table, if_not_exists: bool) -> Result<(), CliError> {
                 return Err(e);
             }
         };
-        if if_not_exists {
+        if indexed {
+            // One write per item, each with its index entries (after the lines before it).
+            flush(&mut batch)?;
+            embedded::put_item(db, t, &item, &Expressions::default()).map_err(|e| {
+                let c = api_error(e);
+                CliError {
+                    code: c.code,
+                    message: format!("line {lineno}: {}", c.message),
+                }
+            })?;
+        } else if if_not_exists {
             t.put_if_not_exists(&item)
                 .map_err(|e| CliError::failure(format!("line {lineno}: {e}")))?;
         } else {

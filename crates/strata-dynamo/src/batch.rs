@@ -7,15 +7,20 @@
 
 use std::collections::{BTreeMap, HashSet};
 
-use strata::{Batch, Key};
+use strata::{Batch, Item, Key};
 
 use crate::convert::{self, from_item, item_size};
-use crate::error::ApiError;
+use crate::error::{ApiError, ErrorKind};
 use crate::expr::eval::project;
 use crate::expr::resolve::Refs;
-use crate::items::{capacity, check_item_size, read_projection, wants_capacity};
+use crate::indexes;
+use crate::items::{backoff, capacity, check_item_size, read_projection, wants_capacity};
 use crate::model::*;
+use crate::tables::TableRef;
 use crate::Dynamo;
+
+/// Attempts of a batch on indexed tables before giving up.
+const MAX_ATTEMPTS: u32 = 1000;
 
 /// Most writes in one BatchWriteItem.
 pub const MAX_BATCH_WRITES: usize = 25;
@@ -29,6 +34,40 @@ fn duplicates() -> ApiError {
 }
 
 impl Dynamo {
+    /// Writes `writes` (table number, key, item to put or `None` to delete) in one batch.
+    /// Items of tables with secondary indexes are read first, so that their old index
+    /// entries go in the same batch, which requires them unchanged (else it starts again).
+    fn write_all(
+        &self,
+        tables: &[TableRef],
+        writes: &[(usize, Key, Option<Item>)],
+    ) -> Result<(), ApiError> {
+        for attempt in 0..MAX_ATTEMPTS {
+            let mut batch = Batch::new();
+            for (t, key, new) in writes {
+                let tr = &tables[*t];
+                if !tr.indexes.is_empty() {
+                    let (old, version) = tr.table.get_versioned(key)?;
+                    batch.require_unchanged(&tr.table, &version, "item unchanged since read");
+                    indexes::maintain(&mut batch, &tr.indexes, old.as_ref(), new.as_ref())?;
+                }
+                match new {
+                    Some(item) => batch.put(&tr.table, item)?,
+                    None => batch.delete(&tr.table, key)?,
+                };
+            }
+            match self.db().write(batch) {
+                Ok(()) => return Ok(()),
+                Err(strata::Error::ConditionFailed { .. }) => backoff(attempt),
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Err(ApiError::new(
+            ErrorKind::TransactionConflict,
+            "The items kept changing concurrently; the batch was not applied",
+        ))
+    }
+
     /// BatchWriteItem: up to 25 puts and deletes, across tables, applied atomically.
     pub fn batch_write_item(
         &self,
@@ -50,31 +89,36 @@ impl Dynamo {
                  equal to 1]"
             )));
         }
-        let mut batch = Batch::new();
+        let _gate = indexes::write_gate();
+        let mut tables: Vec<TableRef> = Vec::new();
+        // (table number, key, the item to put or None to delete)
+        let mut writes: Vec<(usize, Key, Option<Item>)> = Vec::with_capacity(total);
         let mut seen: HashSet<(String, Key)> = HashSet::new();
         let mut consumed = Vec::new();
-        for (name, writes) in req {
-            let (table, ks) = self.table(Some(&name))?;
+        for (name, list) in req {
+            let tr = self.table_ref(Some(&name))?;
+            let t = tables.len();
             let mut bytes = 0;
-            for w in writes {
+            for w in list {
                 match (w.put_request, w.delete_request) {
                     (Some(p), None) => {
                         let mut item = convert::to_item(p.item)?;
-                        let key = ks.key_of_item(&item)?;
-                        ks.store_key(&mut item, &key);
+                        let key = tr.ks.key_of_item(&item)?;
+                        tr.ks.store_key(&mut item, &key);
                         check_item_size(&item, false)?;
+                        indexes::check(&tr.indexes, &item)?;
                         bytes += item_size(&item);
-                        if !seen.insert((name.clone(), key)) {
-                            return Err(duplicates());
-                        }
-                        batch.put(&table, &item)?;
-                    }
-                    (None, Some(d)) => {
-                        let key = ks.key_of_map(&convert::to_item(d.key)?)?;
                         if !seen.insert((name.clone(), key.clone())) {
                             return Err(duplicates());
                         }
-                        batch.delete(&table, &key)?;
+                        writes.push((t, key, Some(item)));
+                    }
+                    (None, Some(d)) => {
+                        let key = tr.ks.key_of_map(&convert::to_item(d.key)?)?;
+                        if !seen.insert((name.clone(), key.clone())) {
+                            return Err(duplicates());
+                        }
+                        writes.push((t, key, None));
                     }
                     _ => {
                         return Err(ApiError::validation(
@@ -84,11 +128,12 @@ impl Dynamo {
                     }
                 }
             }
+            tables.push(tr);
             if cap {
                 consumed.push(capacity(&name, bytes, true));
             }
         }
-        self.db().write(batch)?;
+        self.write_all(&tables, &writes)?;
         Ok(BatchWriteItemOutput {
             unprocessed_items: BTreeMap::new(),
             consumed_capacity: cap.then_some(consumed),

@@ -42,6 +42,7 @@ use crate::expr::ast::Path;
 use crate::expr::eval::{holds, project};
 use crate::expr::resolve::{self, Cond, ExprKind, Refs, Update};
 use crate::expr::update;
+use crate::indexes;
 use crate::items::{condition_failed, rmw, Change};
 use crate::model::Names;
 
@@ -132,7 +133,9 @@ pub fn put_item(
     e: &Expressions,
 ) -> Result<Option<Item>, ApiError> {
     let key = table.key_of(item)?;
-    rmw(db, table, &key, |old| {
+    let _gate = indexes::write_gate();
+    let ix = indexes::of_table(db, table)?;
+    rmw(db, table, &ix, &key, |old| {
         e.check(old)?;
         Ok((Change::Put(item.clone()), old.cloned()))
     })
@@ -145,7 +148,9 @@ pub fn delete_item(
     key: &Key,
     e: &Expressions,
 ) -> Result<Option<Item>, ApiError> {
-    rmw(db, table, key, |old| {
+    let _gate = indexes::write_gate();
+    let ix = indexes::of_table(db, table)?;
+    rmw(db, table, &ix, key, |old| {
         e.check(old)?;
         Ok((Change::Delete, old.cloned()))
     })
@@ -160,7 +165,9 @@ pub fn update_item(
     e: &Expressions,
 ) -> Result<Option<Item>, ApiError> {
     let key_item = key.to_item(table.schema());
-    rmw(db, table, key, |old| {
+    let _gate = indexes::write_gate();
+    let ix = indexes::of_table(db, table)?;
+    rmw(db, table, &ix, key, |old| {
         e.check(old)?;
         let new = match &e.update {
             Some(u) => {

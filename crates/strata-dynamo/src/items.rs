@@ -15,8 +15,10 @@ use crate::expr::ast::Path;
 use crate::expr::eval::{holds, project};
 use crate::expr::resolve::{Cond, ExprKind, Refs};
 use crate::expr::update;
+use crate::indexes::{self, IndexRef};
 use crate::legacy;
 use crate::model::*;
+use crate::tables::TableRef;
 use crate::types::AttributeMap;
 use crate::Dynamo;
 
@@ -212,10 +214,12 @@ pub(crate) fn request_item(m: Option<AttributeMap>, what: &str) -> Result<Item, 
 
 /// Runs an optimistic read-modify-write of the item with `key` of `table` (see the module
 /// docs): `f` sees the stored item and decides what to write; a concurrent change makes it run
-/// again.
+/// again. The batch that writes the item also updates the table's secondary `indexes` (the
+/// caller holds [`indexes::write_gate`] while it uses them).
 pub fn rmw<T>(
     db: &strata::Db,
     table: &Table,
+    indexes: &[IndexRef],
     key: &Key,
     mut f: impl FnMut(Option<&Item>) -> Result<(Change, T), ApiError>,
 ) -> Result<T, ApiError> {
@@ -227,6 +231,7 @@ pub fn rmw<T>(
             Change::Nothing => return Ok(out),
             Change::Put(item) => {
                 b.require_unchanged(table, &version, "item unchanged since read");
+                indexes::maintain(&mut b, indexes, old.as_ref(), Some(&item))?;
                 b.put(table, &item)?;
             }
             Change::Delete => {
@@ -234,6 +239,7 @@ pub fn rmw<T>(
                     return Ok(out);
                 }
                 b.require_unchanged(table, &version, "item unchanged since read");
+                indexes::maintain(&mut b, indexes, old.as_ref(), None)?;
                 b.delete(table, key)?;
             }
         }
@@ -252,16 +258,18 @@ pub fn rmw<T>(
 impl Dynamo {
     pub(crate) fn rmw<T>(
         &self,
-        table: &Table,
+        t: &TableRef,
         key: &Key,
         f: impl FnMut(Option<&Item>) -> Result<(Change, T), ApiError>,
     ) -> Result<T, ApiError> {
-        rmw(self.db(), table, key, f)
+        rmw(self.db(), &t.table, &t.indexes, key, f)
     }
 
     /// PutItem.
     pub fn put_item(&self, input: PutItemInput) -> Result<WriteItemOutput, ApiError> {
-        let (table, ks) = self.table(input.table_name.as_deref())?;
+        let _gate = indexes::write_gate();
+        let tr = self.table_ref(input.table_name.as_deref())?;
+        let (table, ks) = (&tr.table, &tr.ks);
         let mut item = request_item(input.item, "item")?;
         let key = ks.key_of_item(&item)?;
         ks.store_key(&mut item, &key);
@@ -278,14 +286,15 @@ impl Dynamo {
         )?;
         let size = item_size(&item);
         let consumed = cap.then(|| capacity(table.name(), size, true));
-        if cond.is_none() && rv == ReturnValues::None {
+        indexes::check(&tr.indexes, &item)?;
+        if cond.is_none() && rv == ReturnValues::None && tr.indexes.is_empty() {
             table.put(&item)?;
             return Ok(WriteItemOutput {
                 attributes: None,
                 consumed_capacity: consumed,
             });
         }
-        let old = self.rmw(&table, &key, |old| {
+        let old = self.rmw(&tr, &key, |old| {
             if let Some(c) = &cond {
                 if !holds(c, old) {
                     return Err(condition_failed(old, on_fail));
@@ -350,7 +359,9 @@ impl Dynamo {
 
     /// DeleteItem.
     pub fn delete_item(&self, input: DeleteItemInput) -> Result<WriteItemOutput, ApiError> {
-        let (table, ks) = self.table(input.table_name.as_deref())?;
+        let _gate = indexes::write_gate();
+        let tr = self.table_ref(input.table_name.as_deref())?;
+        let (table, ks) = (&tr.table, &tr.ks);
         let key = ks.key_of_map(&request_item(input.key, "key")?)?;
         let rv = return_values(input.return_values.as_deref(), false)?;
         let on_fail = return_on_failure(input.return_values_on_condition_check_failure.as_deref())?;
@@ -362,11 +373,11 @@ impl Dynamo {
             input.expression_attribute_names.as_ref(),
             input.expression_attribute_values.as_ref(),
         )?;
-        if cond.is_none() && rv == ReturnValues::None && !cap {
+        if cond.is_none() && rv == ReturnValues::None && !cap && tr.indexes.is_empty() {
             table.delete(&key)?;
             return Ok(WriteItemOutput::default());
         }
-        let old = self.rmw(&table, &key, |old| {
+        let old = self.rmw(&tr, &key, |old| {
             if let Some(c) = &cond {
                 if !holds(c, old) {
                     return Err(condition_failed(old, on_fail));
@@ -386,7 +397,9 @@ impl Dynamo {
 
     /// UpdateItem.
     pub fn update_item(&self, input: UpdateItemInput) -> Result<WriteItemOutput, ApiError> {
-        let (table, ks) = self.table(input.table_name.as_deref())?;
+        let _gate = indexes::write_gate();
+        let tr = self.table_ref(input.table_name.as_deref())?;
+        let (table, ks) = (&tr.table, &tr.ks);
         let key = ks.key_of_map(&request_item(input.key, "key")?)?;
         let rv = return_values(input.return_values.as_deref(), true)?;
         let on_fail = return_on_failure(input.return_values_on_condition_check_failure.as_deref())?;
@@ -441,7 +454,7 @@ impl Dynamo {
             _ => false,
         };
         let key_item = ks.key_item(&key);
-        let (attributes, size) = self.rmw(&table, &key, |old| {
+        let (attributes, size) = self.rmw(&tr, &key, |old| {
             if let Some(c) = &cond {
                 if !holds(c, old) {
                     return Err(condition_failed(old, on_fail));

@@ -54,10 +54,18 @@ pub fn kind_of_dtype(t: DType) -> Option<Kind> {
 }
 
 impl KeySchema {
+    /// The key schema of a Strata table schema (see [`KeySchema::of`]).
+    pub fn of_schema(s: &strata::TableSchema) -> Result<KeySchema, ApiError> {
+        Self::from_schema(s)
+    }
+
     /// The key schema of `table`, when DynamoDB can express it (one partition attribute and at
     /// most one sort attribute, of string, number or binary kinds).
     pub fn of(table: &Table) -> Result<KeySchema, ApiError> {
-        let s = table.schema();
+        Self::from_schema(table.schema())
+    }
+
+    fn from_schema(s: &strata::TableSchema) -> Result<KeySchema, ApiError> {
         let attr = |f: &strata::KeyField| {
             dtype_of_kind(f.kind).map(|dtype| KeyAttr {
                 name: f.name.clone(),

@@ -121,9 +121,9 @@ pub struct CreateTableInput {
     pub billing_mode: Option<String>,
     /// Required with `PROVISIONED`; recorded, no throttling.
     pub provisioned_throughput: Option<ProvisionedThroughput>,
-    /// Refused (not supported yet).
+    /// Global secondary indexes.
     pub global_secondary_indexes: Option<Vec<SecondaryIndex>>,
-    /// Refused (not supported yet).
+    /// Local secondary indexes.
     pub local_secondary_indexes: Option<Vec<SecondaryIndex>>,
     /// Accepted when disabled; refused when enabled (streams not supported yet).
     pub stream_specification: Option<StreamSpecification>,
@@ -178,6 +178,12 @@ pub struct TableDescription {
     /// Whether deletion protection is on.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub deletion_protection_enabled: Option<bool>,
+    /// Global secondary indexes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub global_secondary_indexes: Option<Vec<Json>>,
+    /// Local secondary indexes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub local_secondary_indexes: Option<Vec<Json>>,
 }
 
 /// CreateTable response.
@@ -245,8 +251,8 @@ pub struct UpdateTableInput {
     pub billing_mode: Option<String>,
     /// New throughput (recorded).
     pub provisioned_throughput: Option<ProvisionedThroughput>,
-    /// Refused (not supported yet).
-    pub global_secondary_index_updates: Option<Json>,
+    /// `Create` and `Delete` of global secondary indexes (`Update` is accepted).
+    pub global_secondary_index_updates: Option<Vec<GsiUpdate>>,
     /// Accepted when disabling; refused when enabling.
     pub stream_specification: Option<StreamSpecification>,
     /// Accepted and ignored.
@@ -256,6 +262,21 @@ pub struct UpdateTableInput {
     pub table_class: Option<String>,
     /// Recorded.
     pub deletion_protection_enabled: Option<bool>,
+}
+
+/// One of `GlobalSecondaryIndexUpdates`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct GsiUpdate {
+    /// A new index (built from the items already in the table before UpdateTable returns).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub create: Option<SecondaryIndex>,
+    /// An index to remove: `{"IndexName": …}`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub delete: Option<SecondaryIndex>,
+    /// Throughput of an index: accepted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub update: Option<SecondaryIndex>,
 }
 
 /// `ConsumedCapacity` of a request.

@@ -2,20 +2,20 @@
 //! a page also ends after 1 MB of items read, and `LastEvaluatedKey` (the key of the last
 //! item read) is returned whenever a page ends before the end of the result.
 
-use std::collections::BTreeMap;
+use strata::{Item, Query, Scan};
 
-use strata::{Attr, Item, Query, Scan, SortCondition, Table};
-use strata_key::Value;
-
-use crate::convert::{self, dtype, from_item, item_size, DType};
+use crate::convert::{self, from_item, item_size};
 use crate::error::ApiError;
-use crate::expr::ast::{CmpOp, Path, RawCond, RawElem, RawOperand};
-use crate::expr::eval::{compare, holds, project};
-use crate::expr::resolve::{parse_raw_condition, Cond, ExprKind, Refs};
+use crate::expr::ast::Path;
+use crate::expr::eval::{holds, project};
+use crate::expr::resolve::{Cond, ExprKind, Refs};
+use crate::indexes::IndexRef;
 use crate::items::{capacity, no_mixing, read_projection, wants_capacity};
-use crate::keys::{KeyAttr, KeySchema};
+use crate::keycond::{key_error, legacy_key_conditions};
+use crate::keys::KeySchema;
 use crate::legacy;
 use crate::model::*;
+use crate::tables::TableRef;
 use crate::types::AttributeMap;
 use crate::Dynamo;
 
@@ -25,12 +25,15 @@ pub const PAGE_BYTES: usize = 1024 * 1024;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Select {
     All,
+    /// An index's entries as they are (`ALL_PROJECTED_ATTRIBUTES`, the default on indexes).
+    Projected,
     Specific,
     Count,
 }
 
 fn select(s: Option<&str>, projection: Option<&str>, index: bool) -> Result<Select, ApiError> {
     match (s, projection) {
+        (None, None) if index => Ok(Select::Projected),
         (None, None) | (Some("ALL_ATTRIBUTES"), None) => Ok(Select::All),
         (None, Some(_)) | (Some("SPECIFIC_ATTRIBUTES"), Some(_)) => Ok(Select::Specific),
         (Some("COUNT"), None) => Ok(Select::Count),
@@ -41,6 +44,7 @@ fn select(s: Option<&str>, projection: Option<&str>, index: bool) -> Result<Sele
         (Some("ALL_PROJECTED_ATTRIBUTES"), _) if !index => Err(ApiError::validation(
             "ALL_PROJECTED_ATTRIBUTES can be used only when Querying using an IndexName",
         )),
+        (Some("ALL_PROJECTED_ATTRIBUTES"), None) => Ok(Select::Projected),
         (Some(s @ ("ALL_ATTRIBUTES" | "COUNT" | "ALL_PROJECTED_ATTRIBUTES")), Some(p)) => Err(
             ApiError::validation(format!("Cannot specify the {p} when choosing to get {s}")),
         ),
@@ -63,339 +67,54 @@ fn check_limit(limit: Option<i64>) -> Result<Option<usize>, ApiError> {
     }
 }
 
-fn no_index(index: Option<&str>) -> Result<(), ApiError> {
-    match index {
-        Some(i) => Err(ApiError::validation(format!(
-            "The table does not have the specified index: {i} (secondary indexes are not \
-             supported by Strata yet)"
-        ))),
-        None => Ok(()),
-    }
-}
-
-/// A key condition, ready for Strata: the partition value and maybe a sort condition.
-struct KeyCondition {
-    partition: Value,
-    sort: Option<SortCondition>,
-}
-
-fn key_error(msg: impl std::fmt::Display) -> ApiError {
-    ApiError::validation(msg.to_string())
-}
-
-fn type_mismatch() -> ApiError {
-    ApiError::validation(
-        "One or more parameter values were invalid: Condition parameter type does not match \
-         schema type",
-    )
-}
-
-/// One condition on one key attribute.
-enum KeyOp {
-    Cmp(CmpOp, Attr),
-    Between(Attr, Attr),
-    BeginsWith(Attr),
-}
-
-fn key_value(ks: &KeySchema, a: &KeyAttr, v: &Attr, is_hash: bool) -> Result<Value, ApiError> {
-    if dtype(v) != a.dtype {
-        return Err(type_mismatch());
-    }
-    ks.check_value(a, v, is_hash)
-}
-
-fn build(ks: &KeySchema, conds: Vec<(String, KeyOp)>) -> Result<KeyCondition, ApiError> {
-    if conds.len() > 2 {
-        return Err(key_error("Conditions can be of length 1 or 2 only"));
-    }
-    let mut partition = None;
-    let mut sort = None;
-    for (name, op) in conds {
-        if name == ks.hash.name {
-            if partition.is_some() {
-                return Err(key_error(
-                    "KeyConditionExpressions must only contain one condition per key",
-                ));
-            }
-            match op {
-                KeyOp::Cmp(CmpOp::Eq, v) => partition = Some(key_value(ks, &ks.hash, &v, true)?),
-                _ => return Err(key_error("Query key condition not supported")),
-            }
-        } else if ks.range.as_ref().is_some_and(|r| r.name == name) {
-            if sort.is_some() {
-                return Err(key_error(
-                    "KeyConditionExpressions must only contain one condition per key",
-                ));
-            }
-            sort = Some(op);
-        } else {
-            let missing = if partition.is_none() && !ks.hash.name.is_empty() {
-                &ks.hash.name
-            } else {
-                ks.range.as_ref().map_or(&ks.hash.name, |r| &r.name)
-            };
-            return Err(key_error(format!(
-                "Query condition missed key schema element: {missing}"
-            )));
-        }
-    }
-    let partition = partition.ok_or_else(|| {
-        key_error(format!(
-            "Query condition missed key schema element: {}",
-            ks.hash.name
-        ))
-    })?;
-    let sort = match (sort, &ks.range) {
-        (None, _) => None,
-        (Some(_), None) => {
-            return Err(key_error("Query key condition not supported"));
-        }
-        (Some(op), Some(r)) => Some(match op {
-            KeyOp::Cmp(o, v) => {
-                let v = vec![key_value(ks, r, &v, false)?];
-                match o {
-                    CmpOp::Eq => SortCondition::Eq(v),
-                    CmpOp::Lt => SortCondition::Lt(v),
-                    CmpOp::Le => SortCondition::Le(v),
-                    CmpOp::Gt => SortCondition::Gt(v),
-                    CmpOp::Ge => SortCondition::Ge(v),
-                    CmpOp::Ne => return Err(key_error("Query key condition not supported")),
-                }
-            }
-            KeyOp::Between(lo, hi) => {
-                if compare(&lo, &hi) == Some(std::cmp::Ordering::Greater) {
-                    return Err(ExprKind::KeyCondition.error(
-                        "The BETWEEN operator requires upper bound to be greater than or equal \
-                         to lower bound",
-                    ));
-                }
-                SortCondition::Between(
-                    vec![key_value(ks, r, &lo, false)?],
-                    vec![key_value(ks, r, &hi, false)?],
-                )
-            }
-            KeyOp::BeginsWith(v) => {
-                if r.dtype == DType::N {
-                    return Err(ExprKind::KeyCondition.error(
-                        "Incorrect operand type for operator or function; operator or \
-                         function: begins_with, operand type: N",
-                    ));
-                }
-                SortCondition::BeginsWith(vec![key_value(ks, r, &v, false)?])
-            }
-        }),
-    };
-    Ok(KeyCondition { partition, sort })
-}
-
-fn flatten(c: RawCond, out: &mut Vec<RawCond>) -> Result<(), ApiError> {
-    match c {
-        RawCond::And(a, b) => {
-            flatten(*a, out)?;
-            flatten(*b, out)
-        }
-        RawCond::Paren(a) => flatten(*a, out),
-        RawCond::Or(..) => Err(key_error(
-            "Invalid operator used in KeyConditionExpression: OR",
-        )),
-        RawCond::Not(..) => Err(key_error(
-            "Invalid operator used in KeyConditionExpression: NOT",
-        )),
-        c => {
-            out.push(c);
-            Ok(())
-        }
-    }
-}
-
-impl Refs<'_> {
-    fn key_name(&mut self, o: RawOperand) -> Result<Option<String>, ApiError> {
-        let RawOperand::Path(p) = o else {
-            return Ok(None);
-        };
-        if p.0.len() > 1 {
-            return Err(ExprKind::KeyCondition
-                .error("KeyConditionExpressions cannot have conditions on nested attributes"));
-        }
-        let name = match p.0.into_iter().next() {
-            Some(RawElem::Name(n)) => {
-                if crate::expr::resolve::is_reserved(&n) {
-                    return Err(ExprKind::KeyCondition.error(format!(
-                        "Attribute name is a reserved keyword; reserved keyword: {n}"
-                    )));
-                }
-                n
-            }
-            Some(RawElem::Ref(r)) => self.resolve_name(&r, ExprKind::KeyCondition)?,
-            _ => return Err(ExprKind::KeyCondition.error("Invalid key condition")),
-        };
-        Ok(Some(name))
-    }
-
-    fn key_const(&mut self, o: &RawOperand) -> Result<Option<Attr>, ApiError> {
-        match o {
-            RawOperand::Value(v) => Ok(Some(self.resolve_value(v, ExprKind::KeyCondition)?)),
-            RawOperand::Call(name, _) => {
-                Err(ExprKind::KeyCondition
-                    .error(format!("Invalid function name; function: {name}")))
-            }
-            RawOperand::Path(_) => Ok(None),
-        }
-    }
-
-    fn key_conjunct(&mut self, c: RawCond) -> Result<(String, KeyOp), ApiError> {
-        let kind = ExprKind::KeyCondition;
-        match c {
-            RawCond::Cmp(a, op, b) => {
-                if matches!(op, CmpOp::Ne) {
-                    return Err(key_error(
-                        "Invalid operator used in KeyConditionExpression: <>",
-                    ));
-                }
-                let (ca, cb) = (self.key_const(&a)?, self.key_const(&b)?);
-                match (ca, cb) {
-                    (None, Some(v)) => {
-                        let n = self
-                            .key_name(a)?
-                            .ok_or_else(|| kind.error("bad key condition"))?;
-                        Ok((n, KeyOp::Cmp(op, v)))
-                    }
-                    (Some(v), None) => {
-                        let n = self
-                            .key_name(b)?
-                            .ok_or_else(|| kind.error("bad key condition"))?;
-                        Ok((n, KeyOp::Cmp(op.swapped(), v)))
-                    }
-                    (None, None) => {
-                        self.key_name(a)?;
-                        self.key_name(b)?;
-                        Err(kind.error(
-                            "Invalid condition in KeyConditionExpression: Multiple attribute \
-                             names used in one condition",
-                        ))
-                    }
-                    (Some(_), Some(_)) => Err(kind.error(
-                        "Invalid condition in KeyConditionExpression: No key attribute specified",
-                    )),
-                }
-            }
-            RawCond::Between(a, lo, hi) => {
-                let lo = self.key_const(&lo)?;
-                let hi = self.key_const(&hi)?;
-                let n = self.key_name(a)?;
-                match (n, lo, hi) {
-                    (Some(n), Some(lo), Some(hi)) => Ok((n, KeyOp::Between(lo, hi))),
-                    _ => Err(kind.error(
-                        "Invalid condition in KeyConditionExpression: BETWEEN takes a key \
-                         attribute and two values",
-                    )),
-                }
-            }
-            RawCond::In(..) => Err(key_error(
-                "Invalid operator used in KeyConditionExpression: IN",
-            )),
-            RawCond::Call(name, args) => match name.as_str() {
-                "begins_with" => {
-                    if args.len() != 2 {
-                        return Err(kind.error(format!(
-                            "Incorrect number of operands for operator or function; operator \
-                             or function: begins_with, number of operands: {}",
-                            args.len()
-                        )));
-                    }
-                    let mut it = args.into_iter();
-                    let (Some(a), Some(b)) = (it.next(), it.next()) else {
-                        return Err(kind.error("begins_with needs two operands"));
-                    };
-                    let v = self.key_const(&b)?;
-                    match (self.key_name(a)?, v) {
-                        (Some(n), Some(v)) => Ok((n, KeyOp::BeginsWith(v))),
-                        _ => Err(kind.error(
-                            "Invalid condition in KeyConditionExpression: begins_with takes a \
-                             key attribute and a value",
-                        )),
-                    }
-                }
-                "attribute_exists"
-                | "attribute_not_exists"
-                | "attribute_type"
-                | "contains"
-                | "size" => Err(key_error(format!(
-                    "Invalid operator used in KeyConditionExpression: {name}"
-                ))),
-                _ => Err(kind.error(format!("Invalid function name; function: {name}"))),
-            },
-            _ => Err(kind.error("Invalid key condition")),
-        }
-    }
-
-    fn key_condition(&mut self, text: &str, ks: &KeySchema) -> Result<KeyCondition, ApiError> {
-        let raw = parse_raw_condition(text, ExprKind::KeyCondition)?;
-        let mut conj = Vec::new();
-        flatten(raw, &mut conj)?;
-        let conds = conj
-            .into_iter()
-            .map(|c| self.key_conjunct(c))
-            .collect::<Result<Vec<_>, _>>()?;
-        build(ks, conds)
-    }
-}
-
-fn legacy_key_conditions(
-    kc: &BTreeMap<String, Condition>,
-    ks: &KeySchema,
-) -> Result<KeyCondition, ApiError> {
-    if kc.is_empty() {
-        return Err(key_error(
-            "Either the KeyConditions or KeyConditionExpression parameter must be specified in \
-             the request.",
+/// The index a Query or Scan names, if any.
+fn index_of<'a>(
+    tr: &'a TableRef,
+    name: Option<&str>,
+    consistent: Option<bool>,
+) -> Result<Option<&'a IndexRef>, ApiError> {
+    let Some(name) = name else { return Ok(None) };
+    let ix = tr.index(name)?;
+    if ix.def.global && consistent == Some(true) {
+        return Err(ApiError::validation(
+            "Consistent reads are not supported on global secondary indexes",
         ));
     }
-    let mut conds = Vec::new();
-    for (name, c) in kc {
-        let list = c
-            .attribute_value_list
-            .clone()
-            .unwrap_or_default()
-            .into_iter()
-            .map(|v| convert::to_attr(v, 1))
-            .collect::<Result<Vec<_>, _>>()?;
-        let op = c.comparison_operator.as_deref().unwrap_or("");
-        let n = match op {
-            "BETWEEN" => 2,
-            _ => 1,
-        };
-        if list.len() != n {
-            return Err(ApiError::validation(format!(
-                "One or more parameter values were invalid: Invalid number of argument(s) for \
-                 the {op} ComparisonOperator"
-            )));
-        }
-        let mut it = list.into_iter();
-        let first = it.next().ok_or_else(|| key_error("missing value"))?;
-        let kop = match op {
-            "EQ" => KeyOp::Cmp(CmpOp::Eq, first),
-            "LT" => KeyOp::Cmp(CmpOp::Lt, first),
-            "LE" => KeyOp::Cmp(CmpOp::Le, first),
-            "GT" => KeyOp::Cmp(CmpOp::Gt, first),
-            "GE" => KeyOp::Cmp(CmpOp::Ge, first),
-            "BEGINS_WITH" => KeyOp::BeginsWith(first),
-            "BETWEEN" => {
-                KeyOp::Between(first, it.next().ok_or_else(|| key_error("missing value"))?)
-            }
-            other => {
-                return Err(ApiError::validation(format!(
-                    "Unsupported operator on KeyCondition: {other}"
-                )))
-            }
-        };
-        conds.push((name.clone(), kop));
-    }
-    build(ks, conds)
+    Ok(Some(ix))
 }
 
-/// Refuses a Query filter on key attributes.
-fn filter_keys_check(c: &Cond, ks: &KeySchema, param: &str) -> Result<(), ApiError> {
+/// Whether reading index `ix` needs each base item (a local index whose entries lack
+/// attributes the request asks for); refuses `ALL_ATTRIBUTES` on a global index that does not
+/// project every attribute.
+fn fetch_needed(
+    ix: Option<&IndexRef>,
+    sel: Select,
+    projection: Option<&[Path]>,
+    filter: Option<&Cond>,
+) -> Result<bool, ApiError> {
+    let Some(ix) = ix else { return Ok(false) };
+    if ix.projects_all() {
+        return Ok(false);
+    }
+    if ix.def.global {
+        if sel == Select::All {
+            return Err(ApiError::validation(format!(
+                "One or more parameter values were invalid: Select type ALL_ATTRIBUTES is not \
+                 supported for global secondary index {} because its projection type is not ALL",
+                ix.def.name
+            )));
+        }
+        return Ok(false);
+    }
+    let mut paths: Vec<&Path> = projection.map(|p| p.iter().collect()).unwrap_or_default();
+    if let Some(c) = filter {
+        cond_paths(c, &mut paths);
+    }
+    Ok(sel == Select::All || paths.iter().any(|p| !ix.projects(p.root())))
+}
+
+/// The document paths a condition reads.
+fn cond_paths<'a>(c: &'a Cond, out: &mut Vec<&'a Path>) {
     use crate::expr::resolve::Operand;
     fn walk<'a>(c: &'a Cond, out: &mut Vec<&'a Path>) {
         fn op<'a>(o: &'a Operand, out: &mut Vec<&'a Path>) {
@@ -436,8 +155,13 @@ fn filter_keys_check(c: &Cond, ks: &KeySchema, param: &str) -> Result<(), ApiErr
             Cond::Not(a) => walk(a, out),
         }
     }
+    walk(c, out)
+}
+
+/// Refuses a Query filter on key attributes.
+fn filter_keys_check(c: &Cond, ks: &KeySchema, param: &str) -> Result<(), ApiError> {
     let mut paths = Vec::new();
-    walk(c, &mut paths);
+    cond_paths(c, &mut paths);
     match paths.iter().find(|p| ks.is_key(p.root())) {
         Some(p) => Err(ApiError::validation(format!(
             "{param} can only contain non-primary key attributes: Primary key attribute: {}",
@@ -447,16 +171,19 @@ fn filter_keys_check(c: &Cond, ks: &KeySchema, param: &str) -> Result<(), ApiErr
     }
 }
 
+#[derive(Clone, Copy)]
 struct PageSpec<'a> {
     limit: Option<usize>,
     filter: Option<&'a Cond>,
     projection: Option<&'a [Path]>,
     select: Select,
+    /// Base items read through this index are cut down to its projection on the way out.
+    narrow: Option<&'a IndexRef>,
 }
 
 fn run_page(
-    table: &Table,
-    ks: &KeySchema,
+    table: &str,
+    key_of: &dyn Fn(&Item) -> AttributeMap,
     rows: impl Iterator<Item = strata::Result<Item>>,
     spec: &PageSpec<'_>,
     cap: bool,
@@ -471,13 +198,14 @@ fn run_page(
         bytes += item_size(&item);
         let full = spec.limit.is_some_and(|l| scanned as usize >= l) || bytes >= PAGE_BYTES;
         // The key of the last item read, only needed when the page ends here.
-        let key = full.then(|| ks.key_map(&item));
+        let key = full.then(|| key_of(&item));
         if spec.filter.is_none_or(|c| holds(c, Some(&item))) {
             count += 1;
             if spec.select != Select::Count {
-                items.push(match spec.projection {
-                    Some(p) => from_item(project(&item, p)),
-                    None => from_item(item),
+                items.push(match (spec.projection, spec.narrow) {
+                    (Some(p), _) => from_item(project(&item, p)),
+                    (None, Some(ix)) => from_item(ix.project(item)),
+                    (None, None) => from_item(item),
                 });
             }
         }
@@ -493,7 +221,7 @@ fn run_page(
         count,
         scanned_count: scanned,
         last_evaluated_key: last_key,
-        consumed_capacity: cap.then(|| capacity(table.name(), bytes, false)),
+        consumed_capacity: cap.then(|| capacity(table, bytes, false)),
     })
 }
 
@@ -508,11 +236,57 @@ fn start_key(ks: &KeySchema, m: Option<AttributeMap>) -> Result<Option<strata::K
     })
 }
 
+/// Runs a page over `rows` of the base table or of index `ix` (then each entry's base item
+/// when `fetch`).
+fn page(
+    tr: &TableRef,
+    ix: Option<&IndexRef>,
+    fetch: bool,
+    rows: strata::Rows,
+    spec: &PageSpec<'_>,
+    cap: bool,
+) -> Result<QueryOutput, ApiError> {
+    let key_of = |item: &Item| match ix {
+        Some(i) => i.key_map(item),
+        None => tr.ks.key_map(item),
+    };
+    if !fetch {
+        return run_page(tr.table.name(), &key_of, rows, spec, cap);
+    }
+    let spec = &PageSpec {
+        narrow: ix.filter(|_| spec.select == Select::Projected),
+        ..*spec
+    };
+    let base = &tr.table;
+    let items = rows.filter_map(|r| {
+        match r.and_then(|e| base.key_of(&e)).and_then(|k| base.get(&k)) {
+            Ok(Some(item)) => Some(Ok(item)),
+            // Deleted since the index was read.
+            Ok(None) => None,
+            Err(e) => Some(Err(e)),
+        }
+    });
+    run_page(tr.table.name(), &key_of, items, spec, cap)
+}
+
+/// The entry or item key a request's `ExclusiveStartKey` names.
+fn start_of(
+    tr: &TableRef,
+    ix: Option<&IndexRef>,
+    m: Option<AttributeMap>,
+) -> Result<Option<strata::Key>, ApiError> {
+    match (ix, m) {
+        (Some(i), Some(m)) => i.start_key(m).map(Some),
+        (_, m) => start_key(&tr.ks, m),
+    }
+}
+
 impl Dynamo {
     /// Query: one partition, optionally a sort-key range, in either direction.
     pub fn query(&self, input: QueryInput) -> Result<QueryOutput, ApiError> {
-        let (table, ks) = self.table(input.table_name.as_deref())?;
-        no_index(input.index_name.as_deref())?;
+        let tr = self.table_ref(input.table_name.as_deref())?;
+        let ix = index_of(&tr, input.index_name.as_deref(), input.consistent_read)?;
+        let ks = ix.map_or(&tr.ks, |i| &i.ks);
         let cap = wants_capacity(input.return_consumed_capacity.as_deref())?;
         // The legacy KeyConditions goes with the other expressions, but not with a
         // KeyConditionExpression (DynamoDB's rule).
@@ -548,7 +322,7 @@ impl Dynamo {
         } else {
             None
         };
-        let sel = select(input.select.as_deref(), proj_param, false)?;
+        let sel = select(input.select.as_deref(), proj_param, ix.is_some())?;
         let limit = check_limit(input.limit)?;
         let names = input.expression_attribute_names.as_ref();
         let values = input.expression_attribute_values.as_ref();
@@ -560,8 +334,8 @@ impl Dynamo {
         }
         let mut refs = Refs::new(names, values)?;
         let kc = match (&input.key_condition_expression, &input.key_conditions) {
-            (Some(e), _) => refs.key_condition(e, &ks)?,
-            (None, Some(kc)) => legacy_key_conditions(kc, &ks)?,
+            (Some(e), _) => refs.key_condition(e, ks)?,
+            (None, Some(kc)) => legacy_key_conditions(kc, ks)?,
             (None, None) => {
                 return Err(key_error(
                     "Either the KeyConditions or KeyConditionExpression parameter must be \
@@ -572,13 +346,13 @@ impl Dynamo {
         let filter = match (&input.filter_expression, &input.query_filter) {
             (Some(f), _) => {
                 let c = refs.condition(f, ExprKind::Filter)?;
-                filter_keys_check(&c, &ks, "Filter Expression")?;
+                filter_keys_check(&c, ks, "Filter Expression")?;
                 Some(c)
             }
             (None, Some(qf)) => {
                 let c = legacy::filter(qf, input.conditional_operator.as_deref())?;
                 if let Some(c) = &c {
-                    filter_keys_check(c, &ks, "QueryFilter")?;
+                    filter_keys_check(c, ks, "QueryFilter")?;
                 }
                 c
             }
@@ -590,7 +364,8 @@ impl Dynamo {
             input.attributes_to_get.as_ref(),
         )?;
         refs.finish()?;
-        let after = start_key(&ks, input.exclusive_start_key)?;
+        let fetch = fetch_needed(ix, sel, projection.as_deref(), filter.as_ref())?;
+        let after = start_of(&tr, ix, input.exclusive_start_key)?;
         if let Some(a) = &after {
             if a.partition[0] != kc.partition {
                 return Err(ApiError::validation(
@@ -606,20 +381,22 @@ impl Dynamo {
             limit: None,
             after,
         };
-        let rows = table.query_rows(&q)?;
+        let rows = ix.map_or(&tr.table, |i| &i.table).query_rows(&q)?;
         let spec = PageSpec {
             limit,
             filter: filter.as_ref(),
             projection: projection.as_deref(),
             select: sel,
+            narrow: None,
         };
-        run_page(&table, &ks, rows, &spec, cap)
+        page(&tr, ix, fetch, rows, &spec, cap)
     }
 
     /// Scan: the whole table or one segment of it, in partition-hash order.
     pub fn scan(&self, input: ScanInput) -> Result<QueryOutput, ApiError> {
-        let (table, ks) = self.table(input.table_name.as_deref())?;
-        no_index(input.index_name.as_deref())?;
+        let tr = self.table_ref(input.table_name.as_deref())?;
+        let ix = index_of(&tr, input.index_name.as_deref(), input.consistent_read)?;
+        let table = ix.map_or(&tr.table, |i| &i.table);
         let cap = wants_capacity(input.return_consumed_capacity.as_deref())?;
         no_mixing(
             &[
@@ -642,7 +419,7 @@ impl Dynamo {
         } else {
             None
         };
-        let sel = select(input.select.as_deref(), proj_param, false)?;
+        let sel = select(input.select.as_deref(), proj_param, ix.is_some())?;
         let limit = check_limit(input.limit)?;
         let (segment, segments) =
             match (input.segment, input.total_segments) {
@@ -685,7 +462,8 @@ impl Dynamo {
             input.attributes_to_get.as_ref(),
         )?;
         refs.finish()?;
-        let after = start_key(&ks, input.exclusive_start_key)?;
+        let fetch = fetch_needed(ix, sel, projection.as_deref(), filter.as_ref())?;
+        let after = start_of(&tr, ix, input.exclusive_start_key)?;
         if let Some(a) = &after {
             if table.segment_of(&a.partition, segments)? != segment {
                 return Err(ApiError::validation(format!(
@@ -706,7 +484,8 @@ impl Dynamo {
             filter: filter.as_ref(),
             projection: projection.as_deref(),
             select: sel,
+            narrow: None,
         };
-        run_page(&table, &ks, rows, &spec, cap)
+        page(&tr, ix, fetch, rows, &spec, cap)
     }
 }

@@ -13,6 +13,7 @@ use strata::{KeyField, Table, TableSchema};
 
 use crate::convert::{item_size, DType};
 use crate::error::{ApiError, ErrorKind};
+use crate::indexes::{self, IndexDef, IndexRef};
 use crate::keys::{kind_of_dtype, KeySchema};
 use crate::model::*;
 use crate::Dynamo;
@@ -43,6 +44,42 @@ pub struct TableMeta {
     /// Deletion protection.
     #[serde(default)]
     pub deletion_protection: bool,
+    /// Secondary indexes.
+    #[serde(default)]
+    pub indexes: Vec<IndexDef>,
+    /// Number of index tables ever made for this table (names the next one).
+    #[serde(default)]
+    pub next_index: u64,
+}
+
+/// A table with its DynamoDB key schema and its secondary indexes.
+#[derive(Debug, Clone)]
+pub struct TableRef {
+    /// The Strata table.
+    pub table: Table,
+    /// Its key schema.
+    pub ks: KeySchema,
+    /// Its secondary indexes.
+    pub indexes: Vec<IndexRef>,
+}
+
+impl TableRef {
+    /// The index `name`, or DynamoDB's error.
+    pub fn index(&self, name: &str) -> Result<&IndexRef, ApiError> {
+        self.indexes
+            .iter()
+            .find(|i| i.def.name == name)
+            .ok_or_else(|| {
+                ApiError::validation(format!(
+                    "The table does not have the specified index: {name}"
+                ))
+            })
+    }
+}
+
+/// The name of the Strata table holding index number `n` of the table with id `table_id`.
+pub(crate) fn index_storage(table_id: &str, n: u64) -> String {
+    format!(":index:{table_id}:{n}")
 }
 
 fn now() -> f64 {
@@ -194,10 +231,14 @@ fn key_schema_of(input: &CreateTableInput) -> Result<(String, Option<String>), A
 }
 
 fn definitions(input: &CreateTableInput) -> Result<Vec<(String, DType)>, ApiError> {
-    let defs = input
-        .attribute_definitions
-        .as_ref()
-        .ok_or_else(|| null_member("attributeDefinitions"))?;
+    definitions_of(input.attribute_definitions.as_ref())
+}
+
+/// Checks `AttributeDefinitions`; returns the names with their types.
+pub(crate) fn definitions_of(
+    defs: Option<&Vec<AttributeDefinition>>,
+) -> Result<Vec<(String, DType)>, ApiError> {
+    let defs = defs.ok_or_else(|| null_member("attributeDefinitions"))?;
     let mut out: Vec<(String, DType)> = Vec::with_capacity(defs.len());
     for (i, d) in defs.iter().enumerate() {
         let name = d.attribute_name.clone().ok_or_else(|| {
@@ -253,7 +294,15 @@ impl Dynamo {
         Ok((t, ks))
     }
 
-    fn meta_of(t: &Table) -> TableMeta {
+    /// The table `name` with its indexes (writers hold [`indexes::write_gate`] while they
+    /// use it, so that an index being added is never missed).
+    pub(crate) fn table_ref(&self, name: Option<&str>) -> Result<TableRef, ApiError> {
+        let (table, ks) = self.table(name)?;
+        let indexes = indexes::of_table(self.db(), &table)?;
+        Ok(TableRef { table, ks, indexes })
+    }
+
+    pub(crate) fn meta_of(t: &Table) -> TableMeta {
         t.meta()
             .and_then(|m| m.get("dynamodb").cloned())
             .and_then(|m| serde_json::from_value(m).ok())
@@ -272,12 +321,38 @@ impl Dynamo {
     ) -> Result<TableDescription, ApiError> {
         let m = Self::meta_of(t);
         let name = t.name().to_owned();
-        let (mut count, mut size) = (0u64, 0u64);
-        if counts {
-            for item in t.scan_rows(&strata::Scan::all())? {
-                let item = item?;
-                count += 1;
-                size += item_size(&item) as u64;
+        let count_of = |t: &Table| -> Result<(u64, u64), ApiError> {
+            let (mut count, mut size) = (0u64, 0u64);
+            if counts {
+                for item in t.scan_rows(&strata::Scan::all())? {
+                    let item = item?;
+                    count += 1;
+                    size += item_size(&item) as u64;
+                }
+            }
+            Ok((count, size))
+        };
+        let (count, size) = count_of(t)?;
+        let (mut gsis, mut lsis) = (Vec::new(), Vec::new());
+        let mut defs: Vec<(String, String)> = ks
+            .attrs()
+            .map(|a| (a.name.clone(), a.dtype.name().to_owned()))
+            .collect();
+        for ix in &m.indexes {
+            let (c, sz) = match self.db().table(&ix.storage) {
+                Ok(it) => count_of(&it)?,
+                Err(_) => (0, 0),
+            };
+            let d = ix.describe(&arn(&name), c, sz);
+            if ix.global {
+                gsis.push(d);
+            } else {
+                lsis.push(d);
+            }
+            for a in std::iter::once(&ix.hash).chain(ix.range.iter()) {
+                if !defs.iter().any(|(n, _)| *n == a.0) {
+                    defs.push(a.clone());
+                }
             }
         }
         let mut billing = json!({"BillingMode": m.billing_mode});
@@ -290,10 +365,10 @@ impl Dynamo {
             table_id: Some(m.table_id),
             table_arn: Some(arn(&name)),
             attribute_definitions: Some(
-                ks.attrs()
-                    .map(|a| AttributeDefinition {
-                        attribute_name: Some(a.name.clone()),
-                        attribute_type: Some(a.dtype.name().into()),
+                defs.into_iter()
+                    .map(|(n, t)| AttributeDefinition {
+                        attribute_name: Some(n),
+                        attribute_type: Some(t),
                     })
                     .collect(),
             ),
@@ -316,6 +391,8 @@ impl Dynamo {
                 "WriteCapacityUnits": m.write_capacity,
             })),
             deletion_protection_enabled: Some(m.deletion_protection),
+            global_secondary_indexes: (!gsis.is_empty()).then_some(gsis),
+            local_secondary_indexes: (!lsis.is_empty()).then_some(lsis),
         })
     }
 
@@ -328,15 +405,28 @@ impl Dynamo {
             input.billing_mode.as_deref(),
             input.provisioned_throughput.as_ref(),
         )?;
-        if input.global_secondary_indexes.is_some() || input.local_secondary_indexes.is_some() {
-            return Err(ApiError::validation(
-                "Secondary indexes (GlobalSecondaryIndexes, LocalSecondaryIndexes) are not \
-                 supported by Strata yet",
-            ));
-        }
         check_stream(input.stream_specification.as_ref())?;
-        let key_names: Vec<&String> = std::iter::once(&hash).chain(range.as_ref()).collect();
-        let missing: Vec<&String> = key_names
+        let table_id = uuid::Uuid::new_v4().to_string();
+        let index_defs = indexes::parse(
+            input
+                .global_secondary_indexes
+                .as_deref()
+                .unwrap_or_default(),
+            input.local_secondary_indexes.as_deref().unwrap_or_default(),
+            &defs,
+            (&hash, range.as_deref()),
+            &[],
+            |n| index_storage(&table_id, n as u64),
+        )?;
+        let mut used: Vec<&String> = std::iter::once(&hash).chain(range.as_ref()).collect();
+        for ix in &index_defs {
+            for a in std::iter::once(&ix.hash.0).chain(ix.range.as_ref().map(|r| &r.0)) {
+                if !used.contains(&a) {
+                    used.push(a);
+                }
+            }
+        }
+        let missing: Vec<&String> = used
             .iter()
             .filter(|k| !defs.iter().any(|(n, _)| n == **k))
             .copied()
@@ -349,7 +439,7 @@ impl Dynamo {
                 defs.iter().map(|(n, _)| n).collect::<Vec<_>>()
             )));
         }
-        if defs.len() != key_names.len() {
+        if defs.len() != used.len() {
             return Err(invalid(
                 "Number of attributes in KeySchema does not exactly match number of attributes \
                  defined in AttributeDefinitions",
@@ -370,7 +460,7 @@ impl Dynamo {
         }
         let created = now();
         let meta = TableMeta {
-            table_id: uuid::Uuid::new_v4().to_string(),
+            table_id,
             created,
             billing_mode: mode,
             billing_mode_set: created,
@@ -378,17 +468,40 @@ impl Dynamo {
             write_capacity: w,
             tags: input.tags.clone().unwrap_or_default(),
             deletion_protection: input.deletion_protection_enabled.unwrap_or(false),
+            next_index: index_defs.len() as u64,
+            indexes: index_defs,
         };
+        // The index tables first, then the table: a table never names a missing index table.
+        let base_ks = KeySchema::of_schema(&schema)?;
+        let mut made: Vec<String> = Vec::new();
+        let cleanup = |made: &[String]| {
+            for n in made {
+                let _ = self.db().drop_table(n);
+            }
+        };
+        for ix in &meta.indexes {
+            let r = ix
+                .storage_schema(&base_ks)
+                .and_then(|s| self.db().create_table(s).map_err(ApiError::from));
+            if let Err(e) = r {
+                cleanup(&made);
+                return Err(e);
+            }
+            made.push(ix.storage.clone());
+        }
         let meta = json!({ "dynamodb": meta });
         let t = match self.db().create_table_with_meta(schema, meta) {
             Ok(t) => t,
-            Err(strata::Error::TableExists { .. }) => {
-                return Err(ApiError::new(
-                    ErrorKind::ResourceInUse,
-                    format!("Table already exists: {name}"),
-                ))
+            Err(e) => {
+                cleanup(&made);
+                return Err(match e {
+                    strata::Error::TableExists { .. } => ApiError::new(
+                        ErrorKind::ResourceInUse,
+                        format!("Table already exists: {name}"),
+                    ),
+                    e => e.into(),
+                });
             }
-            Err(e) => return Err(e.into()),
         };
         let ks = KeySchema::of(&t)?;
         Ok(CreateTableOutput {
@@ -414,11 +527,20 @@ impl Dynamo {
                  Disable deletion protection first.",
             ));
         }
+        let _gate = indexes::ddl_gate();
         self.db().drop_table(t.name()).map_err(|e| match e {
             strata::Error::TableNotFound(n) => ApiError::table_not_found(&n),
             e => e.into(),
         })?;
+        for ix in Self::meta_of(&t).indexes {
+            match self.db().drop_table(&ix.storage) {
+                Ok(()) | Err(strata::Error::TableNotFound(_)) => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
         d.table_status = Some("DELETING".into());
+        d.global_secondary_indexes = None;
+        d.local_secondary_indexes = None;
         d.key_schema = None;
         d.attribute_definitions = None;
         d.creation_date_time = None;
@@ -444,6 +566,7 @@ impl Dynamo {
             .tables()
             .into_iter()
             .map(|s| s.name)
+            .filter(|n| check_table_name(Some(n)).is_ok())
             .filter(|n| n.as_str() > after.as_str())
             .collect();
         let more = names.len() > limit as usize;
@@ -454,7 +577,11 @@ impl Dynamo {
         })
     }
 
-    fn update_meta(&self, t: &Table, f: impl FnOnce(&mut TableMeta)) -> Result<(), ApiError> {
+    pub(crate) fn update_meta(
+        &self,
+        t: &Table,
+        f: impl FnOnce(&mut TableMeta),
+    ) -> Result<(), ApiError> {
         let mut m = Self::meta_of(t);
         f(&mut m);
         let mut all = t.meta().map(|m| (*m).clone()).unwrap_or_else(|| json!({}));
@@ -466,19 +593,19 @@ impl Dynamo {
         Ok(())
     }
 
-    /// UpdateTable: billing mode, throughput and deletion protection; secondary indexes and
-    /// streams are refused.
+    /// UpdateTable: billing mode, throughput, deletion protection, and adding or removing
+    /// global secondary indexes; streams are refused.
     pub fn update_table(
         &self,
         input: UpdateTableInput,
     ) -> Result<TableDescriptionOutput, ApiError> {
         let (t, ks) = self.table(input.table_name.as_deref())?;
-        if input.global_secondary_index_updates.is_some() {
-            return Err(ApiError::validation(
-                "GlobalSecondaryIndexUpdates: secondary indexes are not supported by Strata yet",
-            ));
-        }
         check_stream(input.stream_specification.as_ref())?;
+        if let Some(u) = &input.global_secondary_index_updates {
+            self.update_indexes(&t, &ks, u, input.attribute_definitions.as_ref())?;
+        }
+        // The catalog entry as the index changes left it.
+        let t = self.db().table(t.name())?;
         let old = Self::meta_of(&t);
         let mode = input
             .billing_mode

@@ -15,11 +15,13 @@ use crate::error::{ApiError, CancellationReason, ErrorKind};
 use crate::expr::eval::{holds, project};
 use crate::expr::resolve::{Cond, ExprKind, Refs, Update};
 use crate::expr::update;
+use crate::indexes::{self, IndexRef};
 use crate::items::{
     backoff, capacity, check_item_depth, check_item_size, return_on_failure, wants_capacity,
 };
 use crate::keys::KeySchema;
 use crate::model::*;
+use crate::tables::TableRef;
 use crate::Dynamo;
 
 /// Most actions in one transaction.
@@ -36,6 +38,7 @@ enum Op {
 struct Action {
     table: Table,
     ks: KeySchema,
+    indexes: Vec<IndexRef>,
     key: Key,
     op: Op,
     cond: Option<Cond>,
@@ -82,7 +85,7 @@ impl Dynamo {
                 ))
             }
         };
-        let (table, ks) = self.table(a.table_name.as_deref())?;
+        let TableRef { table, ks, indexes } = self.table_ref(a.table_name.as_deref())?;
         let names = a.expression_attribute_names.as_ref();
         let values = a.expression_attribute_values.as_ref();
         if a.condition_expression.is_none() && a.update_expression.is_none() {
@@ -95,6 +98,7 @@ impl Dynamo {
                 let key = ks.key_of_item(&item)?;
                 ks.store_key(&mut item, &key);
                 check_item_size(&item, false)?;
+                indexes::check(&indexes, &item)?;
                 (key, Op::Put(item))
             }
             _ => {
@@ -127,6 +131,7 @@ impl Dynamo {
         Ok(Action {
             table,
             ks,
+            indexes,
             key,
             op,
             cond,
@@ -150,6 +155,7 @@ impl Dynamo {
             )));
         }
         let cap = wants_capacity(input.return_consumed_capacity.as_deref())?;
+        let _gate = indexes::write_gate();
         let actions = items
             .into_iter()
             .map(|w| self.prepare(w))
@@ -233,13 +239,15 @@ impl Dynamo {
                 return Err(e);
             }
             let mut b = Batch::new();
-            for ((a, (_, version)), w) in actions.iter().zip(&reads).zip(writes) {
+            for ((a, (old, version)), w) in actions.iter().zip(&reads).zip(writes) {
                 b.require_unchanged(&a.table, version, "item unchanged since read");
                 match w {
                     Some(Some(item)) => {
+                        indexes::maintain(&mut b, &a.indexes, old.as_ref(), Some(&item))?;
                         b.put(&a.table, &item)?;
                     }
                     Some(None) if !version.is_absent() => {
+                        indexes::maintain(&mut b, &a.indexes, old.as_ref(), None)?;
                         b.delete(&a.table, &a.key)?;
                     }
                     _ => {}
