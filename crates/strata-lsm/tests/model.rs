@@ -7,6 +7,8 @@ use std::collections::BTreeMap;
 use std::ops::Bound;
 
 use proptest::prelude::*;
+use strata_key::codec::native::NativeCodec;
+use strata_key::{TupleCodec, Value};
 use strata_lsm::{
     Condition, Cursor, Direction, Engine, Error, KeyRange, LsmEngine, LsmOptions, Partitioner,
     SyncMode, WriteBatch,
@@ -104,9 +106,38 @@ fn check_cursor(
 
 fn key() -> impl Strategy<Value = Vec<u8>> {
     prop_oneof![
-        proptest::collection::vec(0u8..4, 0..4),
-        proptest::collection::vec(any::<u8>(), 0..3),
+        2 => proptest::collection::vec(0u8..4, 0..4),
+        2 => proptest::collection::vec(any::<u8>(), 0..3),
+        3 => tuple_key(),
     ]
+}
+
+/// Native tuples shaped like Strata's table keys, `(id, h, tail…)` or shorter, with `h` on
+/// and around the stripe bounds of `native-hash:2` over 4 stripes (and some `h` that are not
+/// hash values at all: negative, too large, text).
+fn tuple_key() -> impl Strategy<Value = Vec<u8>> {
+    let h = prop_oneof![
+        (0i128..65536).prop_map(Value::Int),
+        proptest::sample::select(vec![0i128, 1, 16383, 16384, 32767, 32768, 49152, 65535])
+            .prop_map(Value::Int),
+        proptest::sample::select(vec![-1i128, 65536, 1 << 40]).prop_map(Value::Int),
+        Just(Value::from("t")),
+    ];
+    (
+        1i128..3,
+        h,
+        proptest::collection::vec(0u8..3, 0..2),
+        1usize..4,
+    )
+        .prop_map(|(id, h, tail, n)| {
+            let t = [Value::Int(id), h, Value::Bytes(tail)];
+            NativeCodec::new().encode(&t[..n]).unwrap()
+        })
+}
+
+/// The key of every tuple starting with the table id `id` (a table's scan prefix).
+fn id_prefix() -> impl Strategy<Value = Vec<u8>> {
+    (1i128..3).prop_map(|id| NativeCodec::new().encode(&[Value::Int(id)]).unwrap())
 }
 
 fn value() -> impl Strategy<Value = Vec<u8>> {
@@ -130,6 +161,7 @@ fn step() -> impl Strategy<Value = Step> {
         3 => key().prop_map(Step::Get),
         3 => (bound(), bound(), any::<bool>()).prop_map(|(a, b, r)| Step::Range(a, b, r)),
         1 => (proptest::collection::vec(0u8..4, 0..2), any::<bool>()).prop_map(|(p, r)| Step::Prefix(p, r)),
+        2 => (id_prefix(), any::<bool>()).prop_map(|(p, r)| Step::Prefix(p, r)),
         2 => (range(), any::<bool>(), cursor_ops()).prop_map(|(r, rev, ops)| Step::Cursor(r, rev, ops)),
         1 => (range(), any::<bool>()).prop_map(|(r, rev)| Step::OpenCursor(r, rev)),
         2 => cursor_ops().prop_map(Step::UseCursor),
@@ -140,7 +172,7 @@ fn step() -> impl Strategy<Value = Step> {
     ]
 }
 
-fn options(background: bool, partitioned: bool) -> LsmOptions {
+fn options(background: bool, partitioner: Option<Partitioner>) -> LsmOptions {
     LsmOptions {
         stripes: 4,
         sync: if background {
@@ -148,11 +180,7 @@ fn options(background: bool, partitioned: bool) -> LsmOptions {
         } else {
             SyncMode::None
         },
-        partitioner: if partitioned {
-            Some(Partitioner::FixedPrefix(1))
-        } else {
-            None
-        },
+        partitioner,
         block_cache_bytes: 4096,
         memtable_budget_bytes: 3000,
         block_bytes: 64,
@@ -200,9 +228,9 @@ fn scan(e: &LsmEngine, r: KeyRange, rev: bool) -> Vec<(Vec<u8>, Vec<u8>)> {
         .unwrap()
 }
 
-fn run(steps: Vec<Step>, background: bool, partitioned: bool) {
+fn run(steps: Vec<Step>, background: bool, partitioner: Option<Partitioner>) {
     let dir = tempfile::tempdir().unwrap();
-    let opts = options(background, partitioned);
+    let opts = options(background, partitioner);
     let mut e = LsmEngine::open(dir.path(), opts.clone()).unwrap();
     let mut m = Model::new();
     // A cursor kept across steps: the cursor, the model it was opened on, its range and
@@ -356,19 +384,26 @@ proptest! {
 
     #[test]
     fn lsm_matches_btreemap(steps in proptest::collection::vec(step(), 1..120)) {
-        run(steps, false, false);
+        run(steps, false, None);
     }
 
     #[test]
     fn lsm_matches_btreemap_partitioned_background(steps in proptest::collection::vec(step(), 1..120)) {
-        run(steps, true, true);
+        run(steps, true, Some(Partitioner::FixedPrefix(1)));
+    }
+
+    /// Stripes in key order under a table id: ranges inside one id read the stripes one
+    /// after another (a concatenation), others merge them.
+    #[test]
+    fn lsm_matches_btreemap_hashed_stripes(steps in proptest::collection::vec(step(), 1..120)) {
+        run(steps, false, Some(Partitioner::NativeTupleHash(2)));
     }
 }
 
 #[test]
 fn snapshot_is_isolated_from_later_writes_flushes_and_compactions() {
     let dir = tempfile::tempdir().unwrap();
-    let e = LsmEngine::open(dir.path(), options(false, false)).unwrap();
+    let e = LsmEngine::open(dir.path(), options(false, None)).unwrap();
     for i in 0..200u32 {
         strata_lsm::engine::put(&e, &i.to_be_bytes(), b"old").unwrap();
     }
