@@ -230,29 +230,52 @@ fn stripe_bound(s: u32, stripes: u32) -> Vec<u8> {
     out
 }
 
-/// The stripe of the rest `r` of a `native-hash` key (after its outer prefix).
+/// The native encodings of the integers `0..=65536`, each at most 4 bytes (`(bytes, len)`),
+/// built once: they are in increasing byte order, so the stripe of a key is found by a binary
+/// search over them without decoding (or allocating) anything.
+fn hash_encodings() -> &'static [([u8; 4], u8)] {
+    static TABLE: std::sync::OnceLock<Vec<([u8; 4], u8)>> = std::sync::OnceLock::new();
+    TABLE.get_or_init(|| {
+        let mut out = Vec::with_capacity(HASH_SPACE as usize + 1);
+        let mut buf = Vec::with_capacity(8);
+        for h in 0..=HASH_SPACE {
+            buf.clear();
+            // An integer never fails to encode (only tuples nested too deep do).
+            let _ = strata_key::codec::native::NativeCodec::encode_element(
+                &strata_key::Value::Int(h as i128),
+                strata_key::codec::native::Order::default(),
+                &mut buf,
+            );
+            let mut e = [0u8; 4];
+            let n = buf.len().min(4);
+            e[..n].copy_from_slice(&buf[..n]);
+            out.push((e, n as u8));
+        }
+        out
+    })
+}
+
+/// The stripe of the rest `r` of a `native-hash` key (after its outer prefix): with `g` the
+/// largest `h` in `0..=65536` whose encoding is `<= r`, stripe 0 when there is none, the last
+/// stripe when `g = 65536`, else `(g × stripes) >> 16`. This is [`Partitioner::stripe`]'s
+/// "last `s` with `B(s) <= r`", since `B(s) <= r` exactly when `⌈s × 65536 / stripes⌉ <= g`.
 fn hashed_stripe(r: &[u8], stripes: u32) -> u32 {
-    use strata_key::codec::native;
-    if let Some(len) = native::prefix_len(r, 1) {
-        if let Ok(mut v) = native::decode_with_orders(&r[..len]) {
-            if let Some((strata_key::Value::Int(h), order)) = v.pop() {
-                if !order.descending && (0..HASH_SPACE as i128).contains(&h) {
-                    return ((h as u64 * stripes as u64) >> 16) as u32;
-                }
-            }
-        }
+    let table = hash_encodings();
+    let below = table.partition_point(|(e, n)| &e[..*n as usize] <= r);
+    match below.checked_sub(1) {
+        None => 0,
+        Some(g) if g as u64 >= HASH_SPACE => stripes - 1,
+        Some(g) => ((g as u64 * stripes as u64) >> 16) as u32,
     }
-    // Anything else: the last stripe whose first bound is <= r (binary search; B(0) = "").
-    let (mut lo, mut hi) = (0u32, stripes);
-    while hi - lo > 1 {
-        let mid = lo + (hi - lo) / 2;
-        if stripe_bound(mid, stripes).as_slice() <= r {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-    }
-    lo
+}
+
+/// [`hashed_stripe`] by its definition (the last `s` with `B(s) <= r`), for tests.
+#[cfg(test)]
+fn hashed_stripe_by_bounds(r: &[u8], stripes: u32) -> u32 {
+    (0..stripes)
+        .rev()
+        .find(|&s| s == 0 || stripe_bound(s, stripes).as_slice() <= r)
+        .unwrap_or(0)
 }
 
 /// The stripes of a range in key order (see [`Partitioner::stripe_span`]): every key of the
@@ -437,6 +460,32 @@ mod tests {
     }
 
     #[test]
+    fn hash_encodings_are_every_hash_value_in_order() {
+        let t = hash_encodings();
+        assert_eq!(t.len(), HASH_SPACE as usize + 1);
+        for (h, (e, n)) in t.iter().enumerate() {
+            let want = enc(&[Value::Int(h as i128)]);
+            assert_eq!(&e[..*n as usize], want.as_slice(), "h {h}");
+        }
+        assert!(t
+            .windows(2)
+            .all(|w| w[0].0[..w[0].1 as usize] < w[1].0[..w[1].1 as usize]));
+        for h in [0i128, 1, 23, 24, 8151, 8152, 40000, 65535] {
+            let r = enc(&[Value::Int(h), Value::from("tail")]);
+            for stripes in [1, 3, 4, 7, 256] {
+                assert_eq!(
+                    hashed_stripe(&r, stripes),
+                    ((h as u64 * stripes as u64) >> 16) as u32
+                );
+                assert_eq!(
+                    hashed_stripe(&r, stripes),
+                    hashed_stripe_by_bounds(&r, stripes)
+                );
+            }
+        }
+    }
+
+    #[test]
     fn hashed_spans_cover_a_table_and_its_segments() {
         let p = Partitioner::NativeTupleHash(2);
         let table = enc(&[Value::Int(7)]);
@@ -505,6 +554,8 @@ mod tests {
                 last = s;
                 proptest::prop_assert!(span.piece(s).contains(k), "{:?} not in piece {}", k, s);
                 proptest::prop_assert_eq!(span.place(k), Place::In(s));
+                let rest = &k[span.prefix.len()..];
+                proptest::prop_assert_eq!(hashed_stripe(rest, stripes), hashed_stripe_by_bounds(rest, stripes));
             }
             for s in 1..stripes {
                 proptest::prop_assert_eq!(&span.piece(s - 1).end, &match span.piece(s).start {
