@@ -278,6 +278,13 @@ impl Table {
     }
 
     /// Encoded key and value of an item.
+    /// Bytes the item takes in a batch (its encoded key and value), to size batches against
+    /// the engine's [`strata_lsm::BatchLimits`].
+    pub fn encoded_len(&self, item: &Item) -> Result<usize> {
+        let (_, k, v) = self.encode_item(item)?;
+        Ok(k.len() + v.len())
+    }
+
     pub(crate) fn encode_item(&self, item: &Item) -> Result<(Key, Vec<u8>, Vec<u8>)> {
         let key = self.key_of(item)?;
         let k = self.encode_key(&key)?.bytes;
