@@ -18,9 +18,9 @@ pub struct KvArgs {
     /// Keys and values are hex strings (default: UTF-8 text).
     #[arg(long, global = true)]
     hex: bool,
-    /// The partitioner of a new database (`whole-key`, `fixed-prefix:N`, `native-tuple:N`;
-    /// default whole-key). An existing database uses the one it records; naming another is
-    /// refused.
+    /// The partitioner of a new database (`whole-key`, `fixed-prefix:N`, `native-tuple:N`,
+    /// `native-hash:N`; default whole-key). An existing database uses the one it records;
+    /// naming another is refused.
     #[arg(long, global = true, value_parser = parse_partitioner)]
     partitioner: Option<Partitioner>,
     #[command(subcommand)]

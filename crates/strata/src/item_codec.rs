@@ -240,6 +240,11 @@ impl<'a> Reader<'a> {
     }
 
     fn varint(&mut self) -> Result<u128, Error> {
+        // One byte (lengths, counts and small integers): no loop.
+        if let Some(&b) = self.buf.get(self.pos).filter(|&&b| b < 0x80) {
+            self.pos += 1;
+            return Ok(b as u128);
+        }
         let start = self.pos;
         let mut v: u128 = 0;
         for shift in (0..).step_by(7) {
@@ -275,25 +280,24 @@ impl<'a> Reader<'a> {
             return Err(self.err(format!("nesting deeper than {MAX_DEPTH}")));
         }
         let n = self.count()?;
-        // Names arrive sorted (checked below), so the map is built in bulk from a vector.
-        let mut entries: Vec<(String, Attr)> = Vec::with_capacity(n.min(64));
+        // Names arrive sorted (checked below): each insert lands at the end of the map, and no
+        // intermediate vector is built (an item is a handful of attributes).
+        let mut map = BTreeMap::new();
+        let mut last: Option<&[u8]> = None;
         for _ in 0..n {
             let at = self.pos;
             let len = self.count()?;
             let raw = self.take(len)?;
             let name = std::str::from_utf8(raw)
-                .map_err(|_| self.err_at(at, "attribute name is not UTF-8"))?
-                .to_owned();
-            if entries
-                .last()
-                .is_some_and(|(l, _)| l.as_bytes() >= name.as_bytes())
-            {
+                .map_err(|_| self.err_at(at, "attribute name is not UTF-8"))?;
+            if last.is_some_and(|l| l >= raw) {
                 return Err(self.err_at(at, format!("attribute {name:?} out of order or repeated")));
             }
+            last = Some(raw);
             let a = self.attr(depth + 1)?;
-            entries.push((name, a));
+            map.insert(name.to_owned(), a);
         }
-        Ok(Item(entries.into_iter().collect::<BTreeMap<_, _>>()))
+        Ok(Item(map))
     }
 
     fn attr(&mut self, depth: usize) -> Result<Attr, Error> {

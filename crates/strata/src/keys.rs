@@ -33,9 +33,19 @@ pub fn partition_prefix_len(key: &[u8]) -> usize {
     native::prefix_len(key, 2).unwrap_or(0)
 }
 
-/// The engine partitioner: the recorded kind `native-tuple:2`, which cuts keys exactly like
-/// [`partition_prefix_len`].
+/// The engine partitioner of a new database: the recorded kind `native-hash:2`, which cuts
+/// keys exactly like [`partition_prefix_len`] and files a partition in stripe
+/// `(h × stripes) >> 16` — the high byte of `h` with 256 stripes. A table's keys then run
+/// through the stripes in key order, so a Scan (or a segment of one) reads the stripes one
+/// after another instead of merging all of them.
 pub fn partitioner() -> strata_lsm::Partitioner {
+    strata_lsm::Partitioner::NativeTupleHash(2)
+}
+
+/// The partitioner of databases created before [`partitioner`] (recorded `native-tuple:2`,
+/// or not recorded at all): the same partitions, filed by `crc32(id, h) % stripes`. Such a
+/// database is opened with it (a Scan then merges the stripes).
+pub fn legacy_partitioner() -> strata_lsm::Partitioner {
     strata_lsm::Partitioner::NativeTuplePrefix(2)
 }
 
@@ -168,12 +178,16 @@ mod tests {
         let table = c.encode(&[Value::Int(5)]).unwrap();
         assert_eq!(partition_prefix_len(&table), 0);
         assert_eq!(partition_prefix_len(b""), 0);
-        // The engine's recorded kind cuts keys the same way.
+        // The engine's recorded kinds cut keys the same way.
         for key in [&k, &p, &table, &Vec::new()] {
-            assert_eq!(
-                partitioner().partition(key),
-                &key[..partition_prefix_len(key)]
-            );
+            for kind in [partitioner(), legacy_partitioner()] {
+                assert_eq!(kind.partition(key), &key[..partition_prefix_len(key)]);
+            }
         }
+        // And the stripe of a partition is the high byte of h.
+        let k = c
+            .encode(&[Value::Int(5), Value::Int(0xab12), Value::from("p")])
+            .unwrap();
+        assert_eq!(partitioner().stripe(&k, 256), 0xab);
     }
 }

@@ -3,13 +3,13 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use strata_lsm::{Engine, LsmEngine, LsmOptions, SyncMode};
+use strata_lsm::{Engine, LsmEngine, LsmOptions, Partitioner, SyncMode};
 
 use crate::db::DbOptions;
 use crate::error::Result;
 use crate::keys;
 
-fn lsm_options(options: &DbOptions) -> LsmOptions {
+fn lsm_options(options: &DbOptions, partitioner: Partitioner) -> LsmOptions {
     LsmOptions {
         stripes: options.stripes,
         sync: if options.sync {
@@ -17,25 +17,43 @@ fn lsm_options(options: &DbOptions) -> LsmOptions {
         } else {
             SyncMode::None
         },
-        partitioner: Some(keys::partitioner()),
+        partitioner: Some(partitioner),
         block_cache_bytes: options.block_cache_bytes,
         memtable_budget_bytes: options.memtable_budget_bytes,
         ..LsmOptions::default()
     }
 }
 
+/// Opens with [`keys::partitioner`], or — for a database created before it, which records
+/// (or, older still, was written with) [`keys::legacy_partitioner`] — with that one. Any
+/// other recorded kind (such as a `strata kv` database's) is refused with the first error.
+fn open_with(
+    path: &Path,
+    options: &DbOptions,
+    open: impl Fn(&Path, LsmOptions) -> strata_lsm::Result<LsmEngine>,
+) -> Result<Arc<dyn Engine>> {
+    match open(path, lsm_options(options, keys::partitioner())) {
+        Err(first @ strata_lsm::Error::PartitionerMismatch { .. }) => {
+            match open(path, lsm_options(options, keys::legacy_partitioner())) {
+                Ok(e) => Ok(Arc::new(e)),
+                Err(strata_lsm::Error::PartitionerMismatch { .. }) => Err(first.into()),
+                Err(e) => Err(e.into()),
+            }
+        }
+        r => Ok(Arc::new(r?)),
+    }
+}
+
 /// Opens the striped LSM engine in `path` for reading and writing, striping on
-/// [`keys::partitioner`] (one partition = one stripe). The engine records that partitioner
-/// when it creates the database and refuses a database recorded with another one (such as
-/// one written by `strata kv`), so no key is ever re-filed.
+/// [`keys::partitioner`] (one partition = one stripe; see [`open_with`] for older
+/// databases). The engine records that partitioner when it creates the database and refuses
+/// a database recorded with another one (such as one written by `strata kv`), so no key is
+/// ever re-filed.
 pub(crate) fn open_engine(path: &Path, options: &DbOptions) -> Result<Arc<dyn Engine>> {
-    Ok(Arc::new(LsmEngine::open(path, lsm_options(options))?))
+    open_with(path, options, LsmEngine::open)
 }
 
 /// Opens the existing engine in `path` read-only (see [`LsmEngine::open_read_only`]).
 pub(crate) fn open_engine_read_only(path: &Path, options: &DbOptions) -> Result<Arc<dyn Engine>> {
-    Ok(Arc::new(LsmEngine::open_read_only(
-        path,
-        lsm_options(options),
-    )?))
+    open_with(path, options, LsmEngine::open_read_only)
 }

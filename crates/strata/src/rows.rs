@@ -172,7 +172,7 @@ impl Rows<Item> {
 impl<T> Rows<T> {
     /// Collects the items and the last key (see [`Rows::last_key`]).
     pub fn collect_page(mut self) -> Result<(Vec<T>, Option<Key>)> {
-        let mut items = Vec::new();
+        let mut items = Vec::with_capacity(self.remaining.min(1024));
         for item in self.by_ref() {
             items.push(item?);
         }

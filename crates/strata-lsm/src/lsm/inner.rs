@@ -12,7 +12,7 @@ use crate::fs::Fs;
 use crate::lock::DirLock;
 use crate::memtable::Memtable;
 use crate::options::LsmOptions;
-use crate::partition::Partitioner;
+use crate::partition::{Partitioner, StripeSpan};
 use crate::sst::cache::BlockCache;
 use crate::sync::lock;
 use crate::wal::WalWriter;
@@ -118,6 +118,20 @@ impl Inner {
         self.partitioner
             .single_stripe(range, self.stripes)
             .map(|s| s as usize)
+    }
+
+    /// The stripes of `range` in key order, when the partitioner lays them out so.
+    pub fn stripe_span(&self, range: &KeyRange) -> Option<StripeSpan> {
+        self.partitioner.stripe_span(range, self.stripes)
+    }
+
+    /// The consecutive stripes `(first, last)` every key of `range` lives in, when the
+    /// partitioner can tell (a reader snapshots only those).
+    pub fn stripes_of(&self, range: &KeyRange) -> Option<(usize, usize)> {
+        match self.stripe_span(range) {
+            Some(span) => Some((span.first as usize, span.last as usize)),
+            None => self.single_stripe(range).map(|s| (s, s)),
+        }
     }
 
     /// Disables writes after a failed write or fsync; the first reason is kept.

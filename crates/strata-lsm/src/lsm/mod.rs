@@ -28,6 +28,7 @@
 
 mod background;
 mod compact;
+mod concat;
 mod flush;
 mod inner;
 mod maint;
@@ -260,13 +261,13 @@ impl Engine for LsmEngine {
 
     fn range(&self, range: KeyRange, direction: Direction) -> Result<KvIter> {
         self.inner.check_open()?;
-        let only = self.inner.single_stripe(&range);
+        let only = self.inner.stripes_of(&range);
         self.inner.snapshot_of(only).range(range, direction)
     }
 
     fn cursor(&self, range: KeyRange, direction: Direction) -> Result<Box<dyn Cursor>> {
         self.inner.check_open()?;
-        let only = self.inner.single_stripe(&range);
+        let only = self.inner.stripes_of(&range);
         Ok(Box::new(
             self.inner.snapshot_of(only).db_iter(range, direction)?,
         ))

@@ -259,7 +259,9 @@ pub(crate) fn resolve_partitioner<'k>(
         })
     };
     let mut candidates = historic_partitioners().to_vec();
-    if let Some(r) = requested.filter(|r| !candidates.contains(r)) {
+    // A kind introduced after partitioners were recorded cannot have written this database.
+    let later = |r: &Partitioner| matches!(r, Partitioner::NativeTupleHash(_));
+    if let Some(r) = requested.filter(|r| !candidates.contains(r) && !later(r)) {
         candidates.push(r.clone());
     }
     let fitting: Vec<Partitioner> = candidates.into_iter().filter(|p| fits(p)).collect();

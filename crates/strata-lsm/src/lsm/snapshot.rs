@@ -1,13 +1,19 @@
 //! Reads: point lookups at a sequence number, and consistent snapshots (the memtables and
 //! files of every stripe at one moment) with their cursors.
 //!
-//! A cursor is a [`DbIter`] over a [`MergingIter`]: of one stripe's sources (memtables, L0
-//! files, one [`LevelIter`] per deeper level) when the range lies in one partition, else of
-//! one [`StripeIter`] per stripe, each built only when the merge first positions it.
+//! A cursor is a [`DbIter`] over one of:
+//! - a [`MergingIter`] of one stripe's sources (memtables, L0 files, one [`LevelIter`] per
+//!   deeper level) when the range lies in one stripe;
+//! - a [`ConcatIter`] when the partitioner lays the range's stripes out in key order
+//!   ([`crate::Partitioner::stripe_span`], Strata's tables): the stripes read one after
+//!   another, only the current one open;
+//! - else a merge of one [`StripeIter`] per stripe, each built only when the merge first
+//!   positions it.
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
+use super::concat::ConcatIter;
 use super::inner::Inner;
 use super::version::{lookup_version_hashed, overlaps_range, StripeVersion};
 use crate::engine::{Cursor, CursorPairs, Direction, KeyRange, KvIter, Snapshot};
@@ -39,8 +45,8 @@ impl Inner {
         view.get(key, seq)
     }
 
-    /// A snapshot of every stripe, or only of stripe `only`.
-    pub fn snapshot_of(self: &Arc<Self>, only: Option<usize>) -> LsmSnapshot {
+    /// A snapshot of every stripe, or only of stripes `first..=last`.
+    pub fn snapshot_of(self: &Arc<Self>, only: Option<(usize, usize)>) -> LsmSnapshot {
         let st = read(&self.state);
         let seq = self.visible.load(Ordering::Acquire);
         let view = |s: usize| StripeView {
@@ -49,13 +55,13 @@ impl Inner {
             frozen: st.frozen.as_ref().map(|f| Arc::clone(&f.mems[s])),
             version: Arc::clone(&st.versions[s]),
         };
-        let views = match only {
-            Some(s) => vec![view(s)],
-            None => (0..self.stripes as usize).map(view).collect(),
-        };
+        let all = self.stripes as usize;
+        let (base, last) = only.unwrap_or((0, all - 1));
+        let views: Vec<StripeView> = (base..=last.min(all - 1)).map(view).collect();
         LsmSnapshot {
             inner: Arc::clone(self),
             seq,
+            base,
             views: views.into(),
         }
     }
@@ -86,7 +92,7 @@ impl StripeView {
 
     /// The merge of this stripe's sources that can hold keys of `range`, newest first (the
     /// source itself when there is only one).
-    fn iter(&self, range: &KeyRange, seq: u64) -> Box<dyn InternalIter> {
+    pub(super) fn iter(&self, range: &KeyRange, seq: u64) -> Box<dyn InternalIter> {
         let (lo, hi) = (&range.start, &range.end);
         let v = &self.version;
         let mut c: Vec<Box<dyn InternalIter>> =
@@ -178,19 +184,40 @@ impl InternalIter for StripeIter {
 pub(super) struct LsmSnapshot {
     inner: Arc<Inner>,
     seq: u64,
+    /// The stripe of `views[0]` (the views are of consecutive stripes).
+    base: usize,
     views: Arc<[StripeView]>,
+}
+
+fn outside() -> Error {
+    Error::InvalidArgument("range outside the snapshot's stripes".into())
 }
 
 impl LsmSnapshot {
     fn view(&self, s: usize) -> Option<&StripeView> {
-        if self.views.len() == 1 {
-            return self.views.first().filter(|v| v.stripe == s);
-        }
-        self.views.get(s)
+        self.views
+            .get(s.checked_sub(self.base)?)
+            .filter(|v| v.stripe == s)
     }
 
     /// The entries of `range` (tombstones included) as one internal iterator.
     fn internal(&self, range: &KeyRange) -> Result<Box<dyn InternalIter>> {
+        if let Some(span) = self.inner.stripe_span(range) {
+            let (first, last) = (span.first as usize, span.last as usize);
+            if self.view(first).is_none() || self.view(last).is_none() {
+                return Err(outside());
+            }
+            if first == last {
+                return Ok(self.views[first - self.base].iter(range, self.seq));
+            }
+            return Ok(Box::new(ConcatIter::new(
+                Arc::clone(&self.views),
+                self.base as u32,
+                self.seq,
+                range.clone(),
+                span,
+            )));
+        }
         if let Some(s) = self.inner.single_stripe(range) {
             let Some(v) = self.view(s) else {
                 return Err(Error::InvalidArgument(
@@ -205,9 +232,7 @@ impl LsmSnapshot {
             }
         }
         if self.views.len() != self.inner.stripes as usize {
-            return Err(Error::InvalidArgument(
-                "range outside the snapshot's partition".into(),
-            ));
+            return Err(outside());
         }
         let shared = Arc::new(range.clone());
         let children = (0..self.views.len())

@@ -141,9 +141,42 @@ fn check_cursor(
 
 pub fn key() -> impl Strategy<Value = Vec<u8>> {
     prop_oneof![
-        proptest::collection::vec(0u8..4, 0..4),
-        proptest::collection::vec(any::<u8>(), 0..3),
+        2 => proptest::collection::vec(0u8..4, 0..4),
+        2 => proptest::collection::vec(any::<u8>(), 0..3),
+        3 => tuple_key(),
     ]
+}
+
+/// Native tuples shaped like Strata's table keys, `(id, h, tail…)` or shorter, with `h` on
+/// and around the stripe bounds of `native-hash:2` over 4 stripes (and some `h` that are not
+/// hash values at all: negative, too large, text).
+fn tuple_key() -> impl Strategy<Value = Vec<u8>> {
+    use strata_key::codec::native::NativeCodec;
+    use strata_key::{TupleCodec, Value};
+    let h = prop_oneof![
+        (0i128..65536).prop_map(Value::Int),
+        proptest::sample::select(vec![0i128, 1, 16383, 16384, 32767, 32768, 49152, 65535])
+            .prop_map(Value::Int),
+        proptest::sample::select(vec![-1i128, 65536, 1 << 40]).prop_map(Value::Int),
+        Just(Value::from("t")),
+    ];
+    (
+        1i128..3,
+        h,
+        proptest::collection::vec(0u8..3, 0..2),
+        1usize..4,
+    )
+        .prop_map(|(id, h, tail, n)| {
+            let t = [Value::Int(id), h, Value::Bytes(tail)];
+            NativeCodec::new().encode(&t[..n]).unwrap()
+        })
+}
+
+/// The key of every tuple starting with the table id `id` (a table's scan prefix).
+fn id_prefix() -> impl Strategy<Value = Vec<u8>> {
+    use strata_key::codec::native::NativeCodec;
+    use strata_key::{TupleCodec, Value};
+    (1i128..3).prop_map(|id| NativeCodec::new().encode(&[Value::Int(id)]).unwrap())
 }
 
 pub fn value() -> impl Strategy<Value = Vec<u8>> {
@@ -176,6 +209,7 @@ pub fn step() -> impl Strategy<Value = Step> {
         3 => key().prop_map(Step::Get),
         3 => (bound(), bound(), any::<bool>()).prop_map(|(a, b, r)| Step::Range(a, b, r)),
         1 => (proptest::collection::vec(0u8..4, 0..2), any::<bool>()).prop_map(|(p, r)| Step::Prefix(p, r)),
+        2 => (id_prefix(), any::<bool>()).prop_map(|(p, r)| Step::Prefix(p, r)),
         1 => Just(Step::Snapshot),
         2 => (any::<usize>(), bound(), bound(), key()).prop_map(|(i, a, b, k)| Step::ReadSnapshot(i, a, b, k)),
         1 => Just(Step::DropSnapshot),
