@@ -280,9 +280,13 @@ fn main() {
         let t = rt.block_on(async {
             match which.as_str() {
                 "embedded" => target::embedded(&path, sync),
-                "strata" => target::strata_http(&path, &o.sync).await.map(Target::Http),
-                "dynalite" => target::dynalite(&path).await.map(Target::Http),
-                "moto" => target::moto().await.map(Target::Http),
+                "strata" => target::strata_http(&path, &o.sync)
+                    .await
+                    .map(|h| Target::Http(Box::new(h))),
+                "dynalite" => target::dynalite(&path)
+                    .await
+                    .map(|h| Target::Http(Box::new(h))),
+                "moto" => target::moto().await.map(|h| Target::Http(Box::new(h))),
                 other => Err(format!("unknown target {other}")),
             }
         });
@@ -300,7 +304,7 @@ fn main() {
         }
         let mut rows = Vec::new();
         let t = match t {
-            Target::Http(h) => Err(Arc::new(h)),
+            Target::Http(h) => Err(Arc::new(*h)),
             Target::Embedded { name, dynamo } => Ok((name, dynamo)),
         };
         for &op in &o.ops {

@@ -35,7 +35,7 @@ pub struct HttpTarget {
 /// A system under test.
 pub enum Target {
     Embedded { name: String, dynamo: Dynamo },
-    Http(HttpTarget),
+    Http(Box<HttpTarget>),
 }
 
 impl Target {
