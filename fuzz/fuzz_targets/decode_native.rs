@@ -68,6 +68,42 @@ fn model_cmp(a: &[(Value, Order)], b: &[(Value, Order)]) -> Option<Ordering> {
     Some(a.len().cmp(&b.len()))
 }
 
+/// Bytes through serde's bytes API (`Vec<u8>` would be a sequence of integers).
+#[derive(Debug, PartialEq)]
+struct Blob(Vec<u8>);
+
+impl<'de> serde::Deserialize<'de> for Blob {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Blob, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = Blob;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("bytes")
+            }
+            fn visit_bytes<E: serde::de::Error>(self, b: &[u8]) -> Result<Blob, E> {
+                Ok(Blob(b.to_vec()))
+            }
+            fn visit_byte_buf<E: serde::de::Error>(self, b: Vec<u8>) -> Result<Blob, E> {
+                Ok(Blob(b))
+            }
+        }
+        d.deserialize_bytes(V)
+    }
+}
+
+/// The serde decoder's own string code (word scans, stack buffers, the ASCII fast path that
+/// skips UTF-8 validation) agrees with the `Value` decoder: same success, same strings.
+fn check_serde_strings(data: &[u8], items: Option<&[(Value, Order)]>) {
+    let want = match items {
+        Some([(Value::Text(t), _), (Value::Bytes(b), _), (Value::Int(i), _)]) => {
+            i64::try_from(*i).ok().map(|i| (t.clone(), Blob(b.clone()), i))
+        }
+        _ => None,
+    };
+    let got = strata_key::from_key::<(String, Blob, i64)>(data).ok();
+    assert_eq!(got, want, "serde and Value decoders disagree");
+}
+
 fuzz_target!(|data: &[u8]| {
     let whole = check_canonical(data);
     if let Some((&cut, rest)) = data.split_first() {
@@ -79,6 +115,7 @@ fuzz_target!(|data: &[u8]| {
             }
         }
     }
+    check_serde_strings(data, whole.as_deref());
     drop(whole);
     let _ = strata_key::from_key::<serde::de::IgnoredAny>(data);
     let _ = strata_key::from_key::<(u64, String, Option<i32>, Vec<u8>)>(data);

@@ -46,10 +46,10 @@ use serde::de::{self, DeserializeSeed, EnumAccess, SeqAccess, VariantAccess, Vis
 use serde::ser::{self, Serialize};
 
 use super::native::{
-    encode_int, ordered_f32, put_escaped, put_f64, unordered_f32, Order, Reader, MAX_DEPTH,
-    TAG_BYTES, TAG_END, TAG_F32, TAG_F64, TAG_F64_HI, TAG_FALSE, TAG_INT_MAX, TAG_INT_MIN,
-    TAG_NULL_FIRST, TAG_NULL_LAST, TAG_TEXT, TAG_TIME, TAG_TRUE, TAG_TUPLE, TAG_UUID, TAG_UUID_HI,
-    TRAILER,
+    encode_i64, encode_int, encode_u64, ordered_f32, put_escaped, put_f64, unordered_f32, Order,
+    Reader, MAX_DEPTH, TAG_BYTES, TAG_END, TAG_F32, TAG_F64, TAG_F64_HI, TAG_FALSE, TAG_INT_MAX,
+    TAG_INT_MIN, TAG_NULL_FIRST, TAG_NULL_LAST, TAG_TEXT, TAG_TIME, TAG_TRUE, TAG_TUPLE, TAG_UUID,
+    TAG_UUID_HI, TRAILER,
 };
 use super::native::{put_decimal, TAG_DECIMAL};
 use crate::decimal::{serde_capture, SERDE_TOKEN};
@@ -202,6 +202,11 @@ impl<'a> KeySerializer<'a> {
         self.scalar(false, |o| encode_int(v, o))
     }
 
+    #[inline]
+    fn i64(&mut self, v: i64) -> Result<()> {
+        self.scalar(false, |o| encode_i64(v, o))
+    }
+
     fn open(&mut self) -> Result<Compound<'_, 'a>> {
         let kind = match self.level {
             0 => {
@@ -327,31 +332,31 @@ impl<'s, 'a> ser::Serializer for &'s mut KeySerializer<'a> {
         self.scalar(false, |o| o.push(if v { TAG_TRUE } else { TAG_FALSE }))
     }
     fn serialize_i8(self, v: i8) -> Result<()> {
-        self.int(v.into())
+        self.i64(v.into())
     }
     fn serialize_i16(self, v: i16) -> Result<()> {
-        self.int(v.into())
+        self.i64(v.into())
     }
     fn serialize_i32(self, v: i32) -> Result<()> {
-        self.int(v.into())
+        self.i64(v.into())
     }
     fn serialize_i64(self, v: i64) -> Result<()> {
-        self.int(v.into())
+        self.i64(v)
     }
     fn serialize_i128(self, v: i128) -> Result<()> {
         self.int(v)
     }
     fn serialize_u8(self, v: u8) -> Result<()> {
-        self.int(v.into())
+        self.i64(v.into())
     }
     fn serialize_u16(self, v: u16) -> Result<()> {
-        self.int(v.into())
+        self.i64(v.into())
     }
     fn serialize_u32(self, v: u32) -> Result<()> {
-        self.int(v.into())
+        self.i64(v.into())
     }
     fn serialize_u64(self, v: u64) -> Result<()> {
-        self.int(v.into())
+        self.scalar(false, |o| encode_u64(v, o))
     }
     fn serialize_u128(self, v: u128) -> Result<()> {
         let v = i128::try_from(v).map_err(|_| {
@@ -582,9 +587,15 @@ impl<'de> KeyDeserializer<'de> {
     fn text(&mut self) -> Result<String> {
         self.string_tag(TAG_TEXT)?;
         let at = self.r.pos;
-        let mut buf = Vec::new();
-        self.r.escaped_into(&mut buf)?;
+        let (buf, ascii) = self.r.escaped_vec()?;
         self.end_element();
+        if ascii {
+            // SAFETY: `escaped_vec` reports `ascii` only when every byte of `buf` is below
+            // 0x80 (it ORs the decoded words, restricted to the string's own lanes, and tests
+            // the high bits), and bytes below 0x80 are always valid UTF-8 on their own. Tested
+            // by `codec::native_serde::tests::text_ascii_fast_path_validates`.
+            return Ok(unsafe { String::from_utf8_unchecked(buf) });
+        }
         String::from_utf8(buf).map_err(|e| {
             self.r
                 .err(at, format!("text is not valid UTF-8: {}", e.utf8_error()))
@@ -904,14 +915,14 @@ impl<'de> de::Deserializer<'de> for &mut KeyDeserializer<'de> {
         if terminated && n <= 64 {
             // Short and plain (a UUID, a hash): decoded on the stack, no allocation.
             let mut a = [0u8; 64];
-            self.r.unshift_plain(&mut a[..n]);
+            self.r.unshift_plain_blocks(n, &mut a);
             self.r.pos += 1;
             self.end_element();
             return visitor.visit_bytes(&a[..n]);
         }
         let end = self.r.string_end()?;
         if end - self.r.pos <= 64 {
-            let mut a = [0u8; 64];
+            let mut a = [0u8; 72];
             let n = self.r.unescape(end, &mut a)?;
             self.end_element();
             return visitor.visit_bytes(&a[..n]);
@@ -1080,6 +1091,37 @@ mod tests {
     use crate::{tuple, TupleCodec, Value};
     use serde::{Deserialize, Serialize};
     use std::collections::BTreeMap;
+
+    /// The ASCII fast path of text decoding (which skips UTF-8 validation) agrees with
+    /// `String::from_utf8` for every byte value at every position of strings of 0 to 19 bytes,
+    /// ascending and descending, followed by an element whose bytes have the high bit set
+    /// (so the lanes past the string are never taken for content).
+    #[test]
+    fn text_ascii_fast_path_validates() {
+        let follow = "\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}".to_string();
+        for len in 1..20 {
+            for at in 0..len {
+                for b in 0..=255u8 {
+                    let mut s: Vec<u8> = (0..len).map(|i| b'a' + (i % 26) as u8).collect();
+                    s[at] = b;
+                    for desc in [false, true] {
+                        let mut k = vec![TAG_TEXT];
+                        put_escaped(&mut k, &s);
+                        if desc {
+                            k.iter_mut().for_each(|x| *x = !*x);
+                        }
+                        k.extend(to_key(&(follow.as_str(),)).unwrap());
+                        let got = from_key::<(String, String)>(&k);
+                        match String::from_utf8(s.clone()) {
+                            Ok(want) => assert_eq!(got.unwrap(), (want, follow.clone())),
+                            Err(_) => assert!(got.is_err(), "{s:?} decoded"),
+                        }
+                    }
+                }
+            }
+        }
+        assert_eq!(from_key::<String>(&to_key(&"").unwrap()).unwrap(), "");
+    }
 
     #[derive(Serialize, Deserialize, Debug, PartialEq, Clone)]
     enum Kind {

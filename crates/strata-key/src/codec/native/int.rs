@@ -176,21 +176,6 @@ fn put_payload(out: &mut Vec<u8>, rem: u128, p: usize, invert: bool) {
     out.push((r + 1) ^ mask);
 }
 
-/// Class starts and first-tag offsets as `u64`, for the classes that 64-bit values use (the
-/// fast path; `p ≤ 8`).
-const fn starts64(s: &[u128; 18]) -> [u64; 10] {
-    let mut r = [0u64; 10];
-    let mut i = 0;
-    while i < 10 {
-        r[i] = s[i] as u64;
-        i += 1;
-    }
-    r
-}
-const POS_STARTS64: [u64; 10] = starts64(&POS_STARTS);
-const NEG_STARTS64: [u64; 10] = starts64(&NEG_STARTS);
-const _: () = assert!(POS_STARTS[9] <= u64::MAX as u128 && NEG_STARTS[9] <= u64::MAX as u128);
-
 const fn tag_offsets(classes: &[IntClass; 17]) -> [u32; 17] {
     let mut r = [0u32; 17];
     let mut i = 1;
@@ -200,14 +185,59 @@ const fn tag_offsets(classes: &[IntClass; 17]) -> [u32; 17] {
     }
     r
 }
-const POS_TAG_OFFSETS: [u32; 17] = tag_offsets(&POS_CLASSES);
-const NEG_TAG_OFFSETS: [u32; 17] = tag_offsets(&NEG_CLASSES);
 
-/// For each bit length `L` (0 to 64), the class of the smallest magnitude of that length: a
-/// magnitude of bit length `L` is in that class or the next (checked by a unit test), so the
-/// class is found with one table load and one comparison.
-const fn class_by_bits(starts: &[u128; 18]) -> [u8; 65] {
-    let mut t = [0u8; 65];
+/// What the 64-bit encoder needs of one class (0 to 8) of one side: the class's first
+/// magnitude, its first tag's distance from zero's tag, its payload length, and how the
+/// quotient `(m − start) / 254` splits into the tag index (high bits) and the payload's
+/// quotient bytes (low `8 (p − 1)` bits).
+#[derive(Clone, Copy)]
+struct Class64 {
+    start: u64,
+    tag_off: u64,
+    p: u32,
+    /// `8 (p − 1)` (0 for p ≤ 1).
+    qbits: u32,
+    /// `2^qbits − 1` for p ≥ 2, else 0: the payload's quotient bits.
+    qmask: u64,
+    /// All ones for class 0 (the value is the tag index), else 0.
+    small: u64,
+}
+
+/// One side (non-negative, negative) of the 64-bit encoder.
+struct Side64 {
+    classes: [Class64; 9],
+    /// For each bit length (0 to 64), the class of the smallest magnitude of that length and
+    /// that class's end: a magnitude of that length is in that class or the next (checked by
+    /// a unit test), so the class is found with one table load and one comparison.
+    by_bits: [(u64, u8); 65],
+}
+
+const fn side64(classes: &[IntClass; 17], starts: &[u128; 18]) -> Side64 {
+    let offsets = tag_offsets(classes);
+    let empty = Class64 {
+        start: 0,
+        tag_off: 0,
+        p: 0,
+        qbits: 0,
+        qmask: 0,
+        small: 0,
+    };
+    let mut cs = [empty; 9];
+    let mut c = 0;
+    while c < 9 {
+        let p = classes[c].p as u32;
+        let qbits = if p >= 1 { 8 * (p - 1) } else { 0 };
+        cs[c] = Class64 {
+            start: starts[c] as u64,
+            tag_off: offsets[c] as u64,
+            p,
+            qbits,
+            qmask: if p >= 2 { (1u64 << qbits) - 1 } else { 0 },
+            small: if p == 0 { u64::MAX } else { 0 },
+        };
+        c += 1;
+    }
+    let mut by_bits = [(starts[1] as u64, 0u8); 65];
     let mut l = 1;
     while l <= 64 {
         let smallest = 1u128 << (l - 1);
@@ -215,40 +245,30 @@ const fn class_by_bits(starts: &[u128; 18]) -> [u8; 65] {
         while c < 16 && smallest >= starts[c + 1] {
             c += 1;
         }
-        t[l] = c as u8;
+        // Saturated: lengths 64 (only u64 values beyond i64, never on this path) may be in
+        // classes ≥ 9.
+        let next = if starts[c + 1] > u64::MAX as u128 {
+            u64::MAX
+        } else {
+            starts[c + 1] as u64
+        };
+        by_bits[l] = (next, c as u8);
         l += 1;
     }
-    t
+    Side64 {
+        classes: cs,
+        by_bits,
+    }
 }
-const POS_CLASS_BY_BITS: [u8; 65] = class_by_bits(&POS_STARTS);
-const NEG_CLASS_BY_BITS: [u8; 65] = class_by_bits(&NEG_STARTS);
 
-/// Encodes a magnitude `m < 2^63` of one side: returns the tag's distance from zero's tag, the
-/// payload length, and writes nothing. `q`/`r` are the payload's quotient and digit.
-#[inline(always)]
-fn split_u64(
-    m: u64,
-    classes: &[IntClass; 17],
-    starts: &[u64; 10],
-    offsets: &[u32; 17],
-    by_bits: &[u8; 65],
-) -> (u32, usize, u64, u8) {
-    if m < classes[0].tags as u64 {
-        return (m as u32, 0, 0, 0);
-    }
-    let c = by_bits[(64 - m.leading_zeros()) as usize] as usize;
-    // Below 2^63 the class is at most 8, so c + 1 ≤ 9 indexes `starts`.
-    let c = c + usize::from(m >= starts[c + 1]);
-    let off = m - starts[c];
-    match c {
-        1 => (offsets[1] + (off / 254) as u32, 1, 0, (off % 254) as u8),
-        2 => {
-            let (k, rem) = (off / (254 * 256), off % (254 * 256));
-            (offsets[2] + k as u32, 2, rem / 254, (rem % 254) as u8)
-        }
-        _ => (offsets[c], c, off / 254, (off % 254) as u8),
-    }
-}
+/// Index 0: non-negative values; 1: negative values (magnitude `!x`).
+const SIDES: [Side64; 2] = [
+    side64(&POS_CLASSES, &POS_STARTS),
+    side64(&NEG_CLASSES, &NEG_STARTS),
+];
+// Every magnitude below 2^63 is in classes 0 to 8, whose starts fit a u64.
+const _: () = assert!(POS_STARTS[9] > 1 << 63 && NEG_STARTS[9] > 1 << 63);
+const _: () = assert!(POS_STARTS[9] <= u64::MAX as u128 && NEG_STARTS[9] <= u64::MAX as u128);
 
 /// Appends an integer.
 #[inline]
@@ -260,50 +280,48 @@ pub(crate) fn encode_int(v: i128, out: &mut Vec<u8>) {
     encode_int_wide(v, out)
 }
 
-/// The 64-bit fast path: the element is built in a stack buffer and appended once.
+/// Appends a `u64` (beyond `i64::MAX`: the general path).
 #[inline]
-pub(crate) fn encode_i64(x: i64, out: &mut Vec<u8>) {
-    let neg = x < 0;
-    // One's complement of a negative gives its magnitude class index: -1 -> 0.
-    let m = (x ^ (x >> 63)) as u64;
-    let (dist, p, q, r) = if neg {
-        split_u64(
-            m,
-            &NEG_CLASSES,
-            &NEG_STARTS64,
-            &NEG_TAG_OFFSETS,
-            &NEG_CLASS_BY_BITS,
-        )
-    } else {
-        split_u64(
-            m,
-            &POS_CLASSES,
-            &POS_STARTS64,
-            &POS_TAG_OFFSETS,
-            &POS_CLASS_BY_BITS,
-        )
-    };
-    let tag = if neg {
-        TAG_ZERO as u32 - 1 - dist
-    } else {
-        TAG_ZERO as u32 + dist
-    };
-    if p == 0 {
-        out.push(tag as u8);
-        return;
+pub(crate) fn encode_u64(v: u64, out: &mut Vec<u8>) {
+    match i64::try_from(v) {
+        Ok(x) => encode_i64(x, out),
+        Err(_) => encode_int_wide(v.into(), out),
     }
-    // [tag][q as p − 1 big-endian bytes][r + 1]: the payload left-aligned in a u64 (its
-    // complemented high bits, for negatives, shift out), appended as 9 bytes (a fixed-size
-    // copy) and cut back to p + 1: no variable-length copy. p ≤ 8 below 2^63.
-    let mask: u64 = if neg { u64::MAX } else { 0 };
-    let payload = ((q ^ mask) << 8) | u64::from((r + 1) ^ mask as u8);
-    let word = payload << (64 - 8 * p as u32);
+}
+
+/// The 64-bit path, without a data-dependent branch: the class comes from the bit length
+/// (one table load, one comparison), the sign selects the table and complements the tag
+/// distance and the payload, and the element is written as 9 bytes (one fixed-size copy)
+/// and cut back to its length.
+#[inline(always)]
+pub(crate) fn encode_i64(x: i64, out: &mut Vec<u8>) {
+    let sign = x >> 63; // 0 or −1
+                        // One's complement of a negative gives its magnitude class index: −1 → 0.
+    let m = (x ^ sign) as u64;
+    let side = &SIDES[(sign & 1) as usize];
+    let (next, c0) = side.by_bits[(64 - m.leading_zeros()) as usize];
+    // Below 2^63 the class is at most 8.
+    let c = c0 as usize + usize::from(m >= next);
+    let class = &side.classes[c];
+    let off = m - class.start;
+    let q = off / 254;
+    let r = off - q * 254;
+    // Class 0: the offset is the tag index; else the quotient's high bits are.
+    let k = (q >> class.qbits) + (off & class.small);
+    let dist = class.tag_off + k;
+    // Negative tags count down from zero's tag: Z + (dist ^ −1) = Z − 1 − dist.
+    let tag = (i64::from(TAG_ZERO) + (dist as i64 ^ sign)) as u8;
+    // [tag][quotient bytes][r + 1], complemented for negatives; the payload left-aligned in
+    // a u64 (complemented high bits shift out). For p = 0 the shift wraps and the bytes after
+    // the tag are garbage, cut off below.
+    let payload = (((q & class.qmask) << 8) | (r + 1)) ^ sign as u64;
+    let word = payload.wrapping_shl(64 - 8 * class.p);
     let mut buf = [0u8; 9];
-    buf[0] = tag as u8;
+    buf[0] = tag;
     buf[1..].copy_from_slice(&word.to_be_bytes());
     let len = out.len();
     out.extend_from_slice(&buf);
-    out.truncate(len + p + 1);
+    out.truncate(len + 1 + class.p as usize);
 }
 
 /// Integers beyond `i64`: the general `u128` path (one code for both signs: negatives use
@@ -342,6 +360,11 @@ fn class_tag_offset(classes: &[IntClass; 17], c: usize) -> u32 {
 }
 
 impl Reader<'_> {
+    #[cold]
+    fn bad_last(&self, at: usize, last: u8) -> DecodeError {
+        self.err(at, format!("integer payload ends in 0x{last:02x}"))
+    }
+
     pub(crate) fn sub_int(&mut self) -> Result<i128, DecodeError> {
         let at = self.pos;
         let tag = self.byte()?;
@@ -355,37 +378,34 @@ impl Reader<'_> {
     pub(crate) fn int_after_tag(&mut self, tag: u8, at: usize) -> Result<i128, DecodeError> {
         let f = FAST_TAGS[tag as usize];
         if f.fast {
-            // The magnitude fits a u64: the payload (≤ 8 bytes) is read with one 8-byte load
-            // where the key has 8 bytes left.
-            let mut m = f.base;
+            // The magnitude fits a u64. Where the key has 8 bytes left, the payload (0 to 8
+            // bytes) is read with one 8-byte load and no branch on its length.
             let p = f.p as usize;
-            if p > 0 {
-                let bits = 8 * p as u32; // 8..=64
-                let raw = match self.bytes.get(self.pos..self.pos + 8) {
-                    Some(w) => {
-                        let mut a = [0u8; 8];
-                        a.copy_from_slice(w);
-                        u64::from_be_bytes(a) >> (64 - bits)
-                    }
-                    // Near the end of the key: byte by byte.
-                    None => match self.bytes.get(self.pos..self.pos + p) {
-                        Some(b) => b.iter().fold(0u64, |acc, &b| (acc << 8) | u64::from(b)),
-                        None => return Err(self.short(p)),
-                    },
-                };
-                let invert = u64::from(if f.neg { 0xff } else { 0 } ^ self.mask);
-                let payload = raw ^ ((invert * 0x0101_0101_0101_0101) >> (64 - bits));
-                let last = payload as u8;
-                if last == 0 || last == 0xff {
-                    return Err(self.err(
-                        self.pos + p - 1,
-                        format!("integer payload ends in 0x{last:02x}"),
-                    ));
+            let bits = 8 * u32::from(f.p); // 0..=64
+            let raw = match self.bytes.get(self.pos..self.pos + 8) {
+                Some(w) => {
+                    let mut a = [0u8; 8];
+                    a.copy_from_slice(w);
+                    u64::from_be_bytes(a).checked_shr(64 - bits).unwrap_or(0)
                 }
-                self.pos += p;
-                // p = 8: the quotient is the top 7 bytes (a shift by 8 is always in range).
-                m += (payload >> 8) * 254 + u64::from(last - 1);
+                // Near the end of the key: byte by byte.
+                None => match self.bytes.get(self.pos..self.pos + p) {
+                    Some(b) => b.iter().fold(0u64, |acc, &b| (acc << 8) | u64::from(b)),
+                    None => return Err(self.short(p)),
+                },
+            };
+            let lanes = u64::MAX.checked_shr(64 - bits).unwrap_or(0);
+            let invert = u64::from(if f.neg { 0xff } else { 0 } ^ self.mask);
+            let payload = raw ^ ((invert * 0x0101_0101_0101_0101) & lanes);
+            let last = payload as u8;
+            let has_payload = p != 0;
+            // The last payload byte is never 0x00 or 0xff.
+            if has_payload & (last.wrapping_add(1) < 2) {
+                return Err(self.bad_last(self.pos + p - 1, last));
             }
+            self.pos += p;
+            // m = base + quotient × 254 + (last − 1); p = 0: payload and last are 0.
+            let m = f.base + (payload >> 8) * 254 + u64::from(last) - u64::from(has_payload);
             return Ok(if f.neg { !(m as i128) } else { m as i128 });
         }
         let (neg, c, k) = INT_TAGS[tag as usize];
@@ -428,22 +448,68 @@ mod tests {
     /// The table lookup finds the class that a linear search finds, for every bit length.
     #[test]
     fn class_by_bits_is_exact() {
-        for (starts, starts64, by_bits) in [
-            (&POS_STARTS, &POS_STARTS64, &POS_CLASS_BY_BITS),
-            (&NEG_STARTS, &NEG_STARTS64, &NEG_CLASS_BY_BITS),
-        ] {
+        for (starts, side) in [(&POS_STARTS, &SIDES[0]), (&NEG_STARTS, &SIDES[1])] {
             for l in 1..=63u32 {
                 let lo = 1u64 << (l - 1);
                 let hi = (1u64 << l) - 1;
                 for m in [lo, lo + 1, hi - 1, hi] {
                     let want = class_of(m as u128, starts);
-                    let c = by_bits[l as usize] as usize;
-                    let got = c + usize::from(m >= starts64[c + 1]);
+                    let (next, c) = side.by_bits[l as usize];
+                    assert_eq!(u128::from(next), starts[c as usize + 1]);
+                    let got = c as usize + usize::from(m >= next);
                     assert_eq!(got, want, "m = {m}");
                 }
                 // The class can change at most once within one bit length.
                 assert!(class_of(hi as u128, starts) - class_of(lo as u128, starts) <= 1);
             }
         }
+    }
+
+    /// The branch-free 64-bit encoder writes the bytes of the general `u128` path, at every
+    /// class and tag boundary (± 1) and at pseudo-random values of every bit length.
+    #[test]
+    fn i64_path_matches_the_general_path() {
+        let mut xs: Vec<i64> = vec![0, 1, -1, i64::MAX, i64::MIN, i64::MAX - 1, i64::MIN + 1];
+        for starts in [&POS_STARTS, &NEG_STARTS] {
+            for &start in &starts[..10] {
+                for step in [1u128, 254, 254 * 256] {
+                    for k in 0..40u128 {
+                        let m = start + k * step;
+                        for d in [-1i128, 0, 1] {
+                            let m = m as i128 + d;
+                            if let Ok(v) = i64::try_from(m) {
+                                xs.push(v);
+                                xs.push(!v);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        for _ in 0..20_000 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let v = (state >> (state % 64)) as i64;
+            xs.push(v);
+            xs.push(!v);
+        }
+        for x in xs {
+            let (mut a, mut b) = (vec![0xaa], vec![0xaa]);
+            encode_i64(x, &mut a);
+            encode_int_wide(x.into(), &mut b);
+            assert_eq!(a, b, "{x}");
+            if let Ok(u) = u64::try_from(x) {
+                let mut c = vec![0xaa];
+                encode_u64(u, &mut c);
+                assert_eq!(c, b, "{x}");
+            }
+        }
+        let mut a = Vec::new();
+        encode_u64(u64::MAX, &mut a);
+        let mut b = Vec::new();
+        encode_int_wide(u64::MAX.into(), &mut b);
+        assert_eq!(a, b);
     }
 }

@@ -25,7 +25,7 @@ mod string;
 pub(crate) use crate::codec::float::{ordered_f32, ordered_f64, unordered_f32, unordered_f64};
 pub(crate) use decimal::put_decimal;
 pub(crate) use fixed::{put_f64, put_uuid};
-pub(crate) use int::encode_int;
+pub(crate) use int::{encode_i64, encode_int, encode_u64};
 pub(crate) use reader::Reader;
 pub use reader::MAX_DEPTH;
 pub(crate) use string::put_escaped;

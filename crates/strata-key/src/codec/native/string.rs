@@ -35,6 +35,35 @@ fn special_bytes(x: u64) -> u64 {
     low | high
 }
 
+/// The first 8 bytes of `s` (at least 8) as a little-endian word.
+#[inline(always)]
+fn load_le(s: &[u8]) -> u64 {
+    let mut a = [0u8; 8];
+    a.copy_from_slice(&s[..8]);
+    u64::from_le_bytes(a)
+}
+
+/// `s` (fewer than 8 bytes) as a little-endian word, zero above its length: two overlapping
+/// 4-byte loads, or three 1-byte loads, instead of a loop.
+#[inline(always)]
+fn load_le_short(s: &[u8]) -> u64 {
+    let n = s.len();
+    if n >= 4 {
+        let mut lo = [0u8; 4];
+        lo.copy_from_slice(&s[..4]);
+        let mut hi = [0u8; 4];
+        hi.copy_from_slice(&s[n - 4..]);
+        // The overlapping bytes are the same in both.
+        u64::from(u32::from_le_bytes(lo)) | (u64::from(u32::from_le_bytes(hi)) << (8 * (n - 4)))
+    } else if n > 0 {
+        u64::from(s[0])
+            | (u64::from(s[n / 2]) << (8 * (n / 2)))
+            | (u64::from(s[n - 1]) << (8 * (n - 1)))
+    } else {
+        0
+    }
+}
+
 /// A string: each byte `b < 0xfc` as `b + 2`, each byte `b ≥ 0xfc` as `fe, b − 0xfa`, then
 /// the terminator `01`. The code is prefix-free (no content byte is below `02`), keeps byte
 /// order, and never ends in `00` or `ff`. UTF-8 text never has a byte `≥ 0xf8`, so text costs
@@ -56,10 +85,14 @@ pub(crate) fn put_escaped(out: &mut Vec<u8>, s: &[u8]) {
         }
     }
     let tail = words.remainder();
-    let mut x = 0u64;
-    for (i, &b) in tail.iter().enumerate() {
-        x |= u64::from(b) << (8 * i);
-    }
+    let x = if s.len() >= 8 {
+        // The last 8 bytes of the string, shifted so that the tail is in the low lanes.
+        load_le(&s[s.len() - 8..])
+            .checked_shr(8 * (8 - tail.len()) as u32)
+            .unwrap_or(0)
+    } else {
+        load_le_short(tail)
+    };
     if any_ge_fc(x) {
         put_escaped_bytes(out, tail);
         out.push(STR_END);
@@ -74,98 +107,121 @@ pub(crate) fn put_escaped(out: &mut Vec<u8>, s: &[u8]) {
     out.truncate(len + tail.len() + 1);
 }
 
+/// The bytes of `s` (a word or the tail: at most 8) one by one, without a branch per byte:
+/// each byte writes both of its possible output bytes and advances by its code's length.
 #[inline(never)]
 fn put_escaped_bytes(out: &mut Vec<u8>, s: &[u8]) {
-    for &b in s {
-        if b < 0xfc {
-            out.push(b + STR_SHIFT);
+    let mut buf = [0u8; 17];
+    let mut j = 0;
+    for &b in &s[..s.len().min(8)] {
+        let high = b >= 0xfc;
+        buf[j] = if high {
+            STR_HIGH
         } else {
-            out.push(STR_HIGH);
-            out.push(b - 0xfa);
-        }
+            b.wrapping_add(STR_SHIFT)
+        };
+        buf[j + 1] = b.wrapping_sub(0xfa);
+        j += 1 + usize::from(high);
     }
+    let len = out.len();
+    out.extend_from_slice(&buf[..16]);
+    out.truncate(len + j);
 }
 
 impl Reader<'_> {
     /// A string up to and including its terminator (see [`put_escaped`]), in a new buffer.
     pub(crate) fn escaped(&mut self) -> Result<Vec<u8>, DecodeError> {
-        let mut out = Vec::new();
-        self.escaped_into(&mut out)?;
-        Ok(out)
+        Ok(self.escaped_vec()?.0)
+    }
+
+    /// The little-endian word at `i` with the direction mask removed; past the end of the key
+    /// its lanes are `00` (a special byte, so a scan stops there).
+    #[inline(always)]
+    fn word_at(&self, i: usize) -> u64 {
+        let mask = u64::from_ne_bytes([self.mask; 8]);
+        match self.bytes.get(i..i + 8) {
+            Some(w) => load_le(w) ^ mask,
+            None => {
+                let rest = self.bytes.get(i..).unwrap_or_default();
+                // Lanes past the end: 00 once unmasked.
+                let keep = !u64::MAX.checked_shl(8 * rest.len() as u32).unwrap_or(0);
+                (load_le_short(rest) ^ mask) & keep
+            }
+        }
     }
 
     /// The length of the run of plain bytes (`02..fd` after the direction mask) at the cursor,
     /// and whether the byte after it is the string's terminator (then the run is the whole
-    /// string and no byte needs the slow path).
+    /// string and no byte needs the slow path). Eight bytes at a time.
     #[inline]
     pub(crate) fn plain_run(&self) -> (usize, bool) {
-        let mask = u64::from_ne_bytes([self.mask; 8]);
-        let bytes = self.bytes;
         let mut i = self.pos;
-        while let Some(w) = bytes.get(i..i + 8) {
-            let mut a = [0u8; 8];
-            a.copy_from_slice(w);
-            let special = special_bytes(u64::from_le_bytes(a) ^ mask);
+        loop {
+            let x = self.word_at(i);
+            let special = special_bytes(x);
             if special != 0 {
-                i += special.trailing_zeros() as usize / 8;
-                return (i - self.pos, bytes[i] ^ self.mask == STR_END);
+                let lane = special.trailing_zeros() / 8;
+                i += lane as usize;
+                // Past the end of the key the lane reads 00, not the terminator.
+                let end = (x >> (8 * lane)) as u8 == STR_END && i < self.bytes.len();
+                return (i - self.pos, end);
             }
             i += 8;
         }
-        while i < bytes.len() && matches!(bytes[i] ^ self.mask, 0x02..=0xfd) {
-            i += 1;
-        }
-        let terminated = bytes.get(i).is_some_and(|b| b ^ self.mask == STR_END);
-        (i - self.pos, terminated)
     }
 
-    /// Writes the next `out.len()` bytes at the cursor, which [`Reader::plain_run`] found
-    /// plain, unshifted into `out`, and moves the cursor past them.
+    /// Writes the next `n` bytes at the cursor, which [`Reader::plain_run`] found plain,
+    /// unshifted into `out` as whole words (`out` holds at least `n` rounded up to 8; the bytes
+    /// past `n` are garbage), and moves the cursor past them.
     #[inline]
-    pub(crate) fn unshift_plain(&mut self, out: &mut [u8]) {
-        let n = out.len();
-        let plain = &self.bytes[self.pos..self.pos + n];
-        let mask = u64::from_ne_bytes([self.mask; 8]);
-        let mut src = plain.chunks_exact(8);
-        let mut dst = out.chunks_exact_mut(8);
-        for (d, w) in (&mut dst).zip(&mut src) {
-            let mut a = [0u8; 8];
-            a.copy_from_slice(w);
-            d.copy_from_slice(&((u64::from_le_bytes(a) ^ mask) - SHIFTS).to_le_bytes());
+    fn unshift_plain_words(&mut self, n: usize, out: &mut [u8]) {
+        let mut i = self.pos;
+        for d in out[..n.next_multiple_of(8)].chunks_exact_mut(8) {
+            // Content lanes are ≥ 2 once unmasked: a borrow only moves up, into garbage.
+            d.copy_from_slice(&self.word_at(i).wrapping_sub(SHIFTS).to_le_bytes());
+            i += 8;
         }
-        for (d, b) in dst.into_remainder().iter_mut().zip(src.remainder()) {
-            *d = (b ^ self.mask) - STR_SHIFT;
+        self.pos += n;
+    }
+
+    /// Like [`Reader::unshift_plain_words`], but writes whole 16-byte blocks into
+    /// `out` (at least `n` rounded up to 16 long; the bytes past `n` are garbage): no call to
+    /// `memcpy`, and a reader of the first 16 bytes finds them in one store.
+    #[inline]
+    pub(crate) fn unshift_plain_blocks(&mut self, n: usize, out: &mut [u8]) {
+        let mut i = self.pos;
+        for d in out[..n.next_multiple_of(16)].chunks_exact_mut(16) {
+            let lo = self.word_at(i).wrapping_sub(SHIFTS);
+            let hi = self.word_at(i + 8).wrapping_sub(SHIFTS);
+            d.copy_from_slice(&(u128::from(lo) | (u128::from(hi) << 64)).to_le_bytes());
+            i += 16;
         }
         self.pos += n;
     }
 
     /// Appends the next `n` bytes at the cursor, which [`Reader::plain_run`] found plain,
-    /// unshifted to `out`, a word at a time (the last word padded and cut back), and moves the
-    /// cursor past them.
+    /// unshifted to `out`, a word at a time (the last word cut back), and moves the cursor
+    /// past them. Returns whether they are all ASCII.
     #[inline]
-    fn unshift_plain_vec(&mut self, n: usize, out: &mut Vec<u8>) {
-        let plain = &self.bytes[self.pos..self.pos + n];
-        let mask = u64::from_ne_bytes([self.mask; 8]);
-        out.reserve(n + 8);
-        let mut words = plain.chunks_exact(8);
-        for w in &mut words {
-            let mut a = [0u8; 8];
-            a.copy_from_slice(w);
-            out.extend_from_slice(&((u64::from_le_bytes(a) ^ mask) - SHIFTS).to_le_bytes());
-        }
-        let tail = words.remainder();
-        if !tail.is_empty() {
-            let mut x = 0u64;
-            for (i, &b) in tail.iter().enumerate() {
-                x |= u64::from(b) << (8 * i);
+    fn unshift_plain_vec(&mut self, n: usize, out: &mut Vec<u8>) -> bool {
+        out.reserve(n.next_multiple_of(8));
+        let start = out.len();
+        let mut high = 0u64;
+        let mut i = self.pos;
+        let end = self.pos + n;
+        while i < end {
+            let mut w = self.word_at(i).wrapping_sub(SHIFTS);
+            if end - i < 8 {
+                // The lanes past the run (terminator, next element) are not content.
+                w &= u64::MAX >> (8 * (8 - (end - i)));
             }
-            // Content lanes are ≥ 2 once unmasked: no borrow leaves them (a borrow only moves
-            // up, into the padding that is cut off).
-            let len = out.len();
-            out.extend_from_slice(&((x ^ mask).wrapping_sub(SHIFTS)).to_le_bytes());
-            out.truncate(len + tail.len());
+            high |= w;
+            out.extend_from_slice(&w.to_le_bytes());
+            i += 8;
         }
-        self.pos += n;
+        out.truncate(start + n);
+        self.pos = end;
+        high & HIGHS == 0
     }
 
     /// Index of the terminator of the string at the cursor (`01`, or `fe` in a descending
@@ -177,33 +233,58 @@ impl Reader<'_> {
     }
 
     /// Decodes the string content from the cursor to `end` (its terminator, from
-    /// [`Reader::string_end`]) byte by byte into `dst` (at least `end − pos` long: decoding
-    /// never lengthens), moves past the terminator, and returns the decoded length.
+    /// [`Reader::string_end`]) into `dst` (at least `end − pos + 8` long: decoding never
+    /// lengthens, and runs of plain bytes are written a whole word at a time), moves past the
+    /// terminator, and returns the decoded length.
     pub(crate) fn unescape(&mut self, end: usize, dst: &mut [u8]) -> Result<usize, DecodeError> {
         let mut n = 0;
         while self.pos < end {
+            // The run stops at a special byte, at the latest at the terminator at `end`.
+            let (run, _) = self.plain_run();
+            self.unshift_plain_words(run, &mut dst[n..]);
+            n += run;
+            if self.pos >= end {
+                break;
+            }
             let at = self.pos;
-            let b = self.bytes[at] ^ self.mask;
-            dst[n] = match b {
-                0x02..=0xfd => b - STR_SHIFT,
-                STR_HIGH => {
-                    self.pos += 1;
-                    match self.bytes.get(self.pos).map(|c| c ^ self.mask) {
-                        Some(c @ 0x02..=0x05) if self.pos < end => c + 0xfa,
-                        _ => return Err(self.err(at + 1, "bad two-byte code in a string")),
+            match self.bytes[at] ^ self.mask {
+                STR_HIGH => match self.bytes.get(at + 1).map(|c| c ^ self.mask) {
+                    Some(c @ 0x02..=0x05) if at + 1 < end => {
+                        dst[n] = c + 0xfa;
+                        n += 1;
+                        self.pos += 2;
                     }
-                }
+                    _ => return Err(self.err(at + 1, "bad two-byte code in a string")),
+                },
                 other => {
                     return Err(
                         self.err(at, format!("byte 0x{other:02x} cannot appear in a string"))
                     )
                 }
-            };
-            n += 1;
-            self.pos += 1;
+            }
         }
         self.pos = end + 1;
         Ok(n)
+    }
+
+    /// The content of the string at the cursor in a new buffer, and whether it is all ASCII
+    /// (false when unknown); moves past its terminator.
+    #[inline]
+    pub(crate) fn escaped_vec(&mut self) -> Result<(Vec<u8>, bool), DecodeError> {
+        let (n, terminated) = self.plain_run();
+        if terminated {
+            // Whole words are written: a capacity of n rounded up to 8 (what malloc gives
+            // anyway) means no reallocation.
+            let mut out = Vec::with_capacity(n.next_multiple_of(8));
+            let ascii = self.unshift_plain_vec(n, &mut out);
+            self.pos += 1;
+            return Ok((out, ascii));
+        }
+        let end = self.string_end()?;
+        let mut out = vec![0; end - self.pos + 8];
+        let len = self.unescape(end, &mut out)?;
+        out.truncate(len);
+        Ok((out, false))
     }
 
     /// Appends the content of the string at the cursor to `out` and moves past its terminator.
@@ -216,7 +297,7 @@ impl Reader<'_> {
         }
         let end = self.string_end()?;
         let old = out.len();
-        out.resize(old + (end - self.pos), 0);
+        out.resize(old + (end - self.pos) + 8, 0);
         let len = self.unescape(end, &mut out[old..])?;
         out.truncate(old + len);
         Ok(())
