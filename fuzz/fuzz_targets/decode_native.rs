@@ -1,19 +1,86 @@
 //! Fuzzes the native decoder and the serde bridge with arbitrary bytes: no panic, and whatever
-//! decodes re-encodes to the same bytes (canonical encoding).
+//! decodes re-encodes to the same bytes (canonical encoding). The input is also split in two
+//! keys: when both decode, their byte order must be the order of their values under the
+//! per-field orders they carry (decimals, descending fields and nulls-last included).
 #![no_main]
 
+use std::cmp::Ordering;
+
 use libfuzzer_sys::fuzz_target;
-use strata_key::codec::native::{decode_with_orders, prefix_len, NativeCodec};
-use strata_key::TupleCodec;
+use strata_key::codec::native::{decode_with_orders, prefix_len, NativeCodec, Order};
+use strata_key::{Decimal, TupleCodec, Value};
+
+fn check_canonical(data: &[u8]) -> Option<Vec<(Value, Order)>> {
+    let items = decode_with_orders(data).ok()?;
+    let orders: Vec<Order> = items.iter().map(|(_, o)| *o).collect();
+    let tuple: Vec<Value> = items.iter().map(|(v, _)| v.clone()).collect();
+    let again = NativeCodec::with_orders(orders)
+        .encode(&tuple)
+        .expect("re-encode");
+    assert_eq!(again, data, "non-canonical encoding accepted");
+    assert_eq!(prefix_len(data, tuple.len()), Some(data.len()));
+    for v in &tuple {
+        if let Value::Decimal(d) = v {
+            assert_eq!(d.to_string().parse::<Decimal>().ok(), Some(*d));
+        }
+    }
+    Some(items)
+}
+
+/// The order of two decoded keys, as the model says: field by field, each with the order it
+/// was written with; NULL goes first or last as its placement says. `None` when a field pair
+/// was written with different directions (no order is defined between them).
+fn model_cmp(a: &[(Value, Order)], b: &[(Value, Order)]) -> Option<Ordering> {
+    for ((x, ox), (y, oy)) in a.iter().zip(b) {
+        if ox.descending != oy.descending {
+            return None;
+        }
+        let c = match (x.is_null(), y.is_null()) {
+            (true, true) if ox.nulls_last == oy.nulls_last => Ordering::Equal,
+            (true, true) => {
+                return Some(if ox.nulls_last {
+                    Ordering::Greater
+                } else {
+                    Ordering::Less
+                })
+            }
+            (true, false) => {
+                return Some(if ox.nulls_last {
+                    Ordering::Greater
+                } else {
+                    Ordering::Less
+                })
+            }
+            (false, true) => {
+                return Some(if oy.nulls_last {
+                    Ordering::Less
+                } else {
+                    Ordering::Greater
+                })
+            }
+            (false, false) if ox.descending => x.cmp(y).reverse(),
+            (false, false) => x.cmp(y),
+        };
+        if c != Ordering::Equal {
+            return Some(c);
+        }
+    }
+    Some(a.len().cmp(&b.len()))
+}
 
 fuzz_target!(|data: &[u8]| {
-    if let Ok(items) = decode_with_orders(data) {
-        let orders = items.iter().map(|(_, o)| *o).collect();
-        let tuple: Vec<_> = items.into_iter().map(|(v, _)| v).collect();
-        let again = NativeCodec::with_orders(orders).encode(&tuple).expect("re-encode");
-        assert_eq!(again, data, "non-canonical encoding accepted");
-        assert_eq!(prefix_len(data, tuple.len()), Some(data.len()));
+    let whole = check_canonical(data);
+    if let Some((&cut, rest)) = data.split_first() {
+        let cut = (cut as usize).min(rest.len());
+        let (ka, kb) = rest.split_at(cut);
+        if let (Some(a), Some(b)) = (check_canonical(ka), check_canonical(kb)) {
+            if let Some(want) = model_cmp(&a, &b) {
+                assert_eq!(ka.cmp(kb), want, "byte order differs from value order");
+            }
+        }
     }
+    drop(whole);
     let _ = strata_key::from_key::<serde::de::IgnoredAny>(data);
     let _ = strata_key::from_key::<(u64, String, Option<i32>, Vec<u8>)>(data);
+    let _ = strata_key::from_key::<(Decimal, Option<Decimal>)>(data);
 });

@@ -61,7 +61,7 @@ fn encode_the_doc_tuple_with_every_codec() {
 
 #[test]
 fn typed_values_and_round_trip() {
-    let t = r#"[null,true,-5,1.5,"a\u0000b",{"t":"bytes","hex":"00ff"},{"t":"uuid","hex":"000102030405060708090a0b0c0d0e0f"},{"t":"time","unix_ms":-1000,"utc_offset_s":3600},[1,[]]]"#;
+    let t = r#"[null,true,-5,1.5,"a\u0000b",{"t":"bytes","hex":"00ff"},{"t":"uuid","hex":"000102030405060708090a0b0c0d0e0f"},{"t":"time","unix_ms":-1000,"utc_offset_s":3600},[1,[]],{"t":"decimal","v":"-1.50e-3"}]"#;
     let hex = ok(&["key", "encode", "--codec", "native", t], None);
     let plain = ok(&["key", "decode", "--codec", "native", hex.trim()], None);
     assert!(
@@ -73,6 +73,14 @@ fn typed_values_and_round_trip() {
         None,
     );
     assert!(typed.contains(r#"{"t":"int","v":"-5"}"#), "{typed}");
+    assert!(
+        typed.contains(r#"{"t":"decimal","v":"-0.0015"}"#),
+        "{typed}"
+    );
+    assert!(
+        plain.contains(r#"{"t":"decimal","v":"-0.0015"}"#),
+        "{plain}"
+    );
     // Both forms encode back to the same key.
     assert_eq!(
         ok(&["key", "encode", "--codec", "native", plain.trim()], None),
@@ -174,8 +182,26 @@ fn invalid_input_exits_2_with_one_line() {
         None,
     );
     assert!(e.contains("$[1].hex"), "{e}");
-    let e = invalid(&["key", "decode", "--codec", "native", "7e"], None);
+    let e = invalid(&["key", "decode", "--codec", "native", "fe"], None);
     assert!(e.contains("byte 0"), "{e}");
+    let e = invalid(&["key", "decode", "--codec", "native", "7e"], None);
+    assert!(e.contains("byte 1"), "{e}");
+    let e = invalid(
+        &[
+            "key",
+            "encode",
+            "--codec",
+            "fdb",
+            r#"[{"t":"decimal","v":"1.5"}]"#,
+        ],
+        None,
+    );
+    assert!(e.contains("no standard decimal"), "{e}");
+    let e = invalid(
+        &["key", "encode", r#"[{"t":"decimal","v":"1e1000000"}]"#],
+        None,
+    );
+    assert!(e.contains("overflow"), "{e}");
     invalid(&["key", "decode", "--codec", "native", "zz"], None);
     invalid(&["key", "encode", "--codec", "native", "{}"], None);
     invalid(&["key", "encode", "--codec", "centidb", "[1.5]"], None);

@@ -15,9 +15,11 @@
 //! | `uuid` | `hex` (32 digits) or `v` (any form the `uuid` crate parses) |
 //! | `time` | `unix_ms` or `unix_ns` (string or number), `utc_offset_s` |
 //! | `tuple` | `items` |
+//! | `decimal` | `v`: decimal string (`"-1.5e-7"`) or number, kept exactly |
 
 use serde_json::{json, Map, Number, Value as Json};
 
+use crate::decimal::Decimal;
 use crate::time::Time;
 use crate::value::{Tuple, Value};
 
@@ -217,6 +219,17 @@ fn typed_from_json(o: &Map<String, Json>, path: &str) -> Result<Value, JsonError
             };
             Ok(Value::Time(t))
         }
+        "decimal" => {
+            let text = match o.get("v") {
+                Some(Json::String(s)) => s.clone(),
+                // Exact: with serde_json's arbitrary_precision the number keeps its text.
+                Some(Json::Number(n)) => n.to_string(),
+                _ => return Err(err(path, "decimal without a string or numeric \"v\"")),
+            };
+            text.parse::<Decimal>()
+                .map(Value::Decimal)
+                .map_err(|e| err(&format!("{path}.v"), e.to_string()))
+        }
         "tuple" => match o.get("items") {
             Some(Json::Array(items)) => {
                 items_from_json(items, &format!("{path}.items")).map(Value::Tuple)
@@ -286,6 +299,7 @@ pub fn value_to_json(v: &Value, typed: bool) -> Json {
         Value::Tuple(t) => {
             json!({"t": "tuple", "items": t.iter().map(|x| value_to_json(x, true)).collect::<Vec<_>>()})
         }
+        Value::Decimal(d) => json!({"t": "decimal", "v": d.to_string()}),
     }
 }
 
@@ -308,7 +322,8 @@ mod tests {
             vec![0u8, 255],
             uuid::Uuid::from_bytes([7; 16]),
             Time::from_unix_ms(-1, 3600).unwrap(),
-            tuple!(1, tuple!())
+            tuple!(1, tuple!()),
+            "-1.25e-40".parse::<Decimal>().unwrap()
         );
         for typed in [false, true] {
             let j = tuple_to_json(&t, typed);

@@ -15,6 +15,7 @@
 //! ```
 
 pub mod codec;
+pub mod decimal;
 pub mod error;
 pub mod json;
 pub mod keystone;
@@ -25,6 +26,7 @@ pub mod value;
 
 pub use codec::native_serde::{from_key, to_key, KeySerdeError};
 pub use codec::TupleCodec;
+pub use decimal::{Decimal, DecimalError};
 pub use error::{DecodeError, EncodeError};
 pub use time::Time;
 pub use value::{Kind, Tuple, Value};

@@ -2,7 +2,7 @@
 //!
 //! # Order
 //! Values compare first by [`Kind`] (in the order the variants are declared: `Null < Bool <
-//! Int < F32 < Float < Bytes < Text < Uuid < Time < Tuple`), then by value:
+//! Int < F32 < Float < Bytes < Text < Uuid < Time < Tuple < Decimal`), then by value:
 //!
 //! * `Int` numerically (an `i128`, so every 64-bit signed and unsigned value fits, and more);
 //! * `F32` / `Float` by IEEE 754 `totalOrder` ([`f64::total_cmp`]): negative NaNs < −∞ < … <
@@ -13,7 +13,15 @@
 //! * `Bytes` and `Text` lexicographically by bytes (UTF-8 byte order = code point order);
 //! * `Uuid` by its 16 bytes (RFC 4122 network order);
 //! * `Time` by instant, then by UTC offset (the same instant at two offsets are two keys);
-//! * `Tuple` lexicographically, a proper prefix first.
+//! * `Tuple` lexicographically, a proper prefix first;
+//! * `Decimal` numerically ([`Decimal`] has one representation per number: `1.50` = `1.5`,
+//!   `-0` = `0`).
+//!
+//! `Int`, `F32`, `Float` and `Decimal` are different kinds: `Int(5)`, `Float(5.0)` and
+//! `Decimal(5)` are three different keys, ordered by kind first (every `Int` sorts before every
+//! `Float`, every `Tuple` before every `Decimal`). A column of numbers should use one kind.
+//! `Decimal` is last because the native codec had exactly one free tag (`0x7e`, above the
+//! nested-tuple tag), so adding it left every existing key's bytes unchanged.
 //!
 //! Codecs whose byte formats are fixed by another system (centidb, FoundationDB) order kinds
 //! their own way; they expose that order with a `kind_rank` function and agree with
@@ -24,6 +32,7 @@ use std::fmt;
 use std::hash::{Hash, Hasher};
 use std::ops::{Deref, DerefMut};
 
+use crate::decimal::Decimal;
 use crate::time::Time;
 
 /// The kind of a [`Value`], in Strata's kind order.
@@ -49,6 +58,8 @@ pub enum Kind {
     Time,
     /// [`Value::Tuple`]
     Tuple,
+    /// [`Value::Decimal`]
+    Decimal,
 }
 
 impl Kind {
@@ -65,6 +76,7 @@ impl Kind {
             Kind::Uuid => "uuid",
             Kind::Time => "time",
             Kind::Tuple => "tuple",
+            Kind::Decimal => "decimal",
         }
     }
 }
@@ -99,6 +111,8 @@ pub enum Value {
     Time(Time),
     /// A nested tuple.
     Tuple(Tuple),
+    /// An exact decimal number (up to 38 significant digits), ordered numerically.
+    Decimal(Decimal),
 }
 
 impl Value {
@@ -115,6 +129,7 @@ impl Value {
             Value::Uuid(_) => Kind::Uuid,
             Value::Time(_) => Kind::Time,
             Value::Tuple(_) => Kind::Tuple,
+            Value::Decimal(_) => Kind::Decimal,
         }
     }
 
@@ -164,6 +179,7 @@ impl Value {
             (Value::Uuid(a), Value::Uuid(b)) => a.as_bytes().cmp(b.as_bytes()),
             (Value::Time(a), Value::Time(b)) => a.cmp(b),
             (Value::Tuple(a), Value::Tuple(b)) => a.cmp_by_rank(b, rank),
+            (Value::Decimal(a), Value::Decimal(b)) => a.cmp(b),
             // Different kinds with the same rank (a codec that merges kinds): fall back to
             // Strata's kind order so the comparison stays total.
             _ => self.kind().cmp(&other.kind()),
@@ -209,6 +225,7 @@ impl Hash for Value {
             Value::Uuid(u) => u.hash(state),
             Value::Time(t) => t.hash(state),
             Value::Tuple(t) => t.hash(state),
+            Value::Decimal(d) => d.hash(state),
         }
     }
 }
@@ -363,6 +380,11 @@ impl From<Time> for Value {
         Value::Time(v)
     }
 }
+impl From<Decimal> for Value {
+    fn from(v: Decimal) -> Value {
+        Value::Decimal(v)
+    }
+}
 impl From<Tuple> for Value {
     fn from(v: Tuple) -> Value {
         Value::Tuple(v)
@@ -380,7 +402,8 @@ impl From<()> for Value {
 }
 
 /// Displays a value as a readable literal: `null`, `true`, `613`, `1.5`, `1.5f32`, `"text"`,
-/// `x'00ff'` (bytes), `uuid'…'`, `time'2024-01-02T03:04:05.000000006+05:30'`, `(1, "a")`.
+/// `x'00ff'` (bytes), `uuid'…'`, `time'2024-01-02T03:04:05.000000006+05:30'`, `(1, "a")`,
+/// `dec'1.5'`.
 impl fmt::Display for Value {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -394,6 +417,7 @@ impl fmt::Display for Value {
             Value::Uuid(u) => write!(f, "uuid'{u}'"),
             Value::Time(t) => write!(f, "time'{t}'"),
             Value::Tuple(t) => write!(f, "{t}"),
+            Value::Decimal(d) => write!(f, "dec'{d}'"),
         }
     }
 }

@@ -143,6 +143,7 @@ fn refuses_what_it_cannot_keep_exactly() {
     unsupported(Value::Float(1.0));
     unsupported(Value::F32(1.0));
     unsupported(Value::Tuple(tuple!(1)));
+    unsupported(Value::Decimal(strata_key::Decimal::from(1i32)));
     let invalid = |v: Value, needle: &str| match c.encode(&[v]) {
         Err(e @ EncodeError::Invalid { index: 0, .. }) => {
             assert!(e.to_string().contains(needle), "{e}")

@@ -123,6 +123,12 @@ fn refusals_and_errors() {
         }) => {}
         other => panic!("{other:?}"),
     }
+    match c.encode(&[Value::Decimal(strata_key::Decimal::from(1i32))]) {
+        Err(e @ EncodeError::Invalid { index: 0, .. }) => {
+            assert!(e.to_string().contains("no standard decimal"), "{e}")
+        }
+        other => panic!("{other:?}"),
+    }
     let mut deep = tuple!(1);
     for _ in 0..=MAX_DEPTH {
         deep = tuple!(deep);
@@ -178,7 +184,7 @@ fn to_element(v: &Value) -> Element<'static> {
         Value::Text(s) => Element::String(Cow::Owned(s.clone())),
         Value::Uuid(u) => Element::Uuid(*u),
         Value::Tuple(t) => Element::Tuple(t.iter().map(to_element).collect()),
-        Value::Time(_) => unreachable!("no FDB type"),
+        Value::Time(_) | Value::Decimal(_) => unreachable!("no FDB type"),
     }
 }
 

@@ -4,7 +4,7 @@ use std::cmp::Ordering;
 
 use proptest::prelude::*;
 use strata_key::codec::native::{decode_with_orders, prefix_len, NativeCodec, Order};
-use strata_key::{Time, Tuple, TupleCodec, Value};
+use strata_key::{Decimal, Time, Tuple, TupleCodec, Value};
 
 fn int_strategy() -> impl Strategy<Value = i128> {
     let boundaries: Vec<i128> = {
@@ -90,8 +90,24 @@ fn text_strategy() -> impl Strategy<Value = String> {
     .prop_map(|c| c.into_iter().collect())
 }
 
+fn decimal_strategy() -> impl Strategy<Value = Decimal> {
+    (
+        any::<bool>(),
+        prop_oneof![
+            0u128..200,
+            any::<u64>().prop_map(u128::from),
+            0u128..10u128.pow(38)
+        ],
+        prop_oneof![-3i32..3, -70i32..70, -1_000_036i32..=999_999],
+    )
+        .prop_filter_map("out of range", |(n, c, e)| {
+            Decimal::from_parts(n, c, e).ok()
+        })
+}
+
 fn leaf() -> impl Strategy<Value = Value> {
     prop_oneof![
+        decimal_strategy().prop_map(Value::Decimal),
         Just(Value::Null),
         any::<bool>().prop_map(Value::Bool),
         int_strategy().prop_map(Value::Int),
@@ -252,6 +268,7 @@ fn cross_kind_order_matches_value_order() {
         Value::Uuid(uuid::Uuid::nil()),
         Value::Time(Time::new(0, 0, 0).unwrap()),
         Value::Tuple(Tuple::new()),
+        Value::Decimal(Decimal::from(-1i32)),
     ];
     let keys: Vec<Vec<u8>> = vals
         .iter()

@@ -284,6 +284,11 @@ fn encode_errors_name_the_field() {
     check(tuple!("a", 1, 1u64 << 32), 2, "out of the uint32 range");
     check(tuple!("a", 1, 1, 1), 3, "expected a bool value");
     check(
+        tuple!("a", 1, 1, strata_key::Decimal::from(1i32)),
+        3,
+        "the skv codec has no decimal type",
+    );
+    check(
         tuple!("a", 1, 1, true, 5),
         4,
         "the schema has only 4 fields",

@@ -1,6 +1,6 @@
 //! Errors of the storage engine.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Result of engine operations.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -27,6 +27,27 @@ pub enum Error {
         /// What is wrong.
         reason: String,
     },
+    /// Another process (or another engine in this process) holds the directory's lock.
+    #[error("database {dir} is in use: {holder}")]
+    Locked {
+        /// The database directory.
+        dir: PathBuf,
+        /// Who holds it, in words (with the pid where known).
+        holder: String,
+    },
+    /// A write, flush or compaction on an engine opened read-only.
+    #[error("the database is open read-only")]
+    ReadOnly,
+    /// The partitioner asked for differs from the one the database records.
+    #[error("database {dir} is partitioned by {recorded}, not {requested}: opening it with another partitioner would re-file its keys")]
+    PartitionerMismatch {
+        /// The database directory.
+        dir: PathBuf,
+        /// The partitioner recorded in the database.
+        recorded: String,
+        /// The partitioner the caller asked for.
+        requested: String,
+    },
     /// A condition of a write batch did not hold; nothing of the batch was written.
     #[error("condition {index} of the write batch failed: {reason}")]
     ConditionFailed {
@@ -44,4 +65,56 @@ pub enum Error {
     /// A bad argument or option.
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
+}
+
+impl Error {
+    /// Wraps an I/O error on `path`: `file.read(..).map_err(Error::io(&path))`.
+    pub fn io(path: impl AsRef<Path>) -> impl FnOnce(std::io::Error) -> Error {
+        let path = path.as_ref().to_path_buf();
+        move |source| Error::Io { path, source }
+    }
+
+    /// Corruption in `file` at `offset`.
+    pub fn corruption(file: impl AsRef<Path>, offset: u64, reason: impl Into<String>) -> Error {
+        Error::Corruption {
+            file: file.as_ref().to_path_buf(),
+            offset,
+            reason: reason.into(),
+        }
+    }
+}
+
+/// Bytes that do not decode: where (an offset from the start of the decoded buffer) and what
+/// is wrong. [`FormatError::in_file`] turns it into an [`Error::Corruption`] naming the file
+/// and the absolute offset.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("at offset {offset}: {what}")]
+pub struct FormatError {
+    /// Offset of the bad bytes in the decoded buffer.
+    pub offset: u64,
+    /// What is wrong.
+    pub what: String,
+}
+
+impl FormatError {
+    /// A format error at `offset`.
+    pub fn new(offset: usize, what: impl Into<String>) -> FormatError {
+        FormatError {
+            offset: offset as u64,
+            what: what.into(),
+        }
+    }
+
+    /// The same error with its offset moved by `base` (the buffer's place in a larger one).
+    pub fn shifted(self, base: u64) -> FormatError {
+        FormatError {
+            offset: base.saturating_add(self.offset),
+            what: self.what,
+        }
+    }
+
+    /// Corruption of `file`, whose decoded buffer starts at byte `base` of the file.
+    pub fn in_file(self, file: impl AsRef<Path>, base: u64) -> Error {
+        Error::corruption(file, base.saturating_add(self.offset), self.what)
+    }
 }

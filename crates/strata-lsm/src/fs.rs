@@ -11,6 +11,8 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
+use crate::sync::lock;
+
 /// A file being written: append-only.
 pub trait WritableFile: Send {
     /// Appends `buf` (to the OS buffers; not durable until [`WritableFile::sync`]).
@@ -219,13 +221,6 @@ impl FaultFs {
             .get(path)
             .map(|s| s.written - s.synced)
             .unwrap_or(0)
-    }
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    match m.lock() {
-        Ok(g) => g,
-        Err(p) => p.into_inner(),
     }
 }
 

@@ -7,6 +7,7 @@
 pub mod coding;
 pub mod engine;
 pub mod error;
+pub mod filename;
 pub mod fs;
 pub mod iter;
 pub mod lsm;
@@ -16,12 +17,13 @@ pub mod memtable;
 pub mod options;
 pub mod record;
 pub mod sst;
+mod sync;
 pub mod wal;
 
 pub use engine::{
     Condition, Direction, Engine, KeyRange, KvIter, KvPair, Op, Snapshot, WriteBatch,
 };
-pub use error::{Error, Result};
+pub use error::{Error, FormatError, Result};
 pub use fs::{FaultFs, Fs, RealFs};
 pub use lsm::{LsmEngine, Stats, VerifyReport};
 pub use mem::MemEngine;

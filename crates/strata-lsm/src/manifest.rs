@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use crate::coding::{get_bytes, get_varint, put_bytes, put_varint};
-use crate::error::{Error, Result};
+use crate::error::{Error, FormatError, Result};
 use crate::fs::{Fs, WritableFile};
 use crate::record::{self, LogEnd};
 use crate::sst::table::FileMeta;
@@ -23,10 +23,7 @@ pub const MANIFEST_MAGIC: &[u8; 8] = b"STRMAN01";
 /// Number of levels of each stripe.
 pub const LEVELS: usize = 5;
 
-/// Name of manifest file `n`.
-pub fn manifest_name(n: u64) -> String {
-    format!("MANIFEST-{n:06}")
-}
+pub use crate::filename::manifest_name;
 
 /// One change to the database state.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -106,14 +103,14 @@ pub fn encode_edits(edits: &[Edit]) -> Vec<u8> {
 }
 
 /// Decodes a record payload into edits; errors give the byte offset in the payload.
-pub fn decode_edits(p: &[u8]) -> std::result::Result<Vec<Edit>, (usize, String)> {
+pub fn decode_edits(p: &[u8]) -> std::result::Result<Vec<Edit>, FormatError> {
     let mut out = Vec::new();
     let mut pos = 0;
     while pos < p.len() {
         let at = pos;
         let tag = p[pos];
         pos += 1;
-        let bad = |what: &str| (at, format!("bad {what} edit"));
+        let bad = |what: &str| FormatError::new(at, format!("bad {what} edit"));
         let mut v = |what: &str| get_varint(p, &mut pos).ok_or_else(|| bad(what));
         let e = match tag {
             1 => Edit::Stripes(u32::try_from(v("stripes")?).map_err(|_| bad("stripes"))?),
@@ -125,7 +122,7 @@ pub fn decode_edits(p: &[u8]) -> std::result::Result<Vec<Edit>, (usize, String)>
                 let level = *p.get(pos).ok_or_else(|| bad("file"))?;
                 pos += 1;
                 if usize::from(level) >= LEVELS {
-                    return Err((at, format!("level {level} out of range")));
+                    return Err(FormatError::new(at, format!("level {level} out of range")));
                 }
                 let id = get_varint(p, &mut pos).ok_or_else(|| bad("file"))?;
                 if tag == 6 {
@@ -148,7 +145,7 @@ pub fn decode_edits(p: &[u8]) -> std::result::Result<Vec<Edit>, (usize, String)>
                     }
                 }
             }
-            t => return Err((at, format!("unknown edit tag {t}"))),
+            t => return Err(FormatError::new(at, format!("unknown edit tag {t}"))),
         };
         out.push(e);
     }
@@ -235,8 +232,8 @@ pub fn read_manifest(data: &[u8], path: &Path) -> Result<ManifestState> {
     }
     let mut st = ManifestState::default();
     for (off, payload) in contents.records {
-        let edits = decode_edits(payload)
-            .map_err(|(at, r)| corrupt(off + record::HEADER as u64 + at as u64, r))?;
+        let edits =
+            decode_edits(payload).map_err(|e| e.in_file(path, off + record::HEADER as u64))?;
         for e in edits {
             st.apply(e);
         }
@@ -269,24 +266,20 @@ impl ManifestWriter {
         state: &ManifestState,
     ) -> Result<ManifestWriter> {
         let path = dir.join(manifest_name(number));
-        let io = |p: &Path| {
-            let p = p.to_path_buf();
-            move |source| Error::Io { path: p, source }
-        };
-        let mut file = fs.create(&path).map_err(io(&path))?;
+        let mut file = fs.create(&path).map_err(Error::io(&path))?;
         let mut buf = MANIFEST_MAGIC.to_vec();
         record::frame(&mut buf, &encode_edits(&state.snapshot()));
-        file.append(&buf).map_err(io(&path))?;
-        file.sync().map_err(io(&path))?;
+        file.append(&buf).map_err(Error::io(&path))?;
+        file.sync().map_err(Error::io(&path))?;
         let tmp = dir.join("CURRENT.tmp");
-        let mut cur = fs.create(&tmp).map_err(io(&tmp))?;
+        let mut cur = fs.create(&tmp).map_err(Error::io(&tmp))?;
         cur.append(format!("{}\n", manifest_name(number)).as_bytes())
-            .map_err(io(&tmp))?;
-        cur.sync().map_err(io(&tmp))?;
+            .map_err(Error::io(&tmp))?;
+        cur.sync().map_err(Error::io(&tmp))?;
         drop(cur);
         let current = dir.join("CURRENT");
-        fs.rename(&tmp, &current).map_err(io(&current))?;
-        fs.sync_dir(dir).map_err(io(dir))?;
+        fs.rename(&tmp, &current).map_err(Error::io(&current))?;
+        fs.sync_dir(dir).map_err(Error::io(dir))?;
         Ok(ManifestWriter {
             file,
             path,
@@ -299,15 +292,8 @@ impl ManifestWriter {
     pub fn append(&mut self, edits: &[Edit]) -> Result<()> {
         let mut buf = Vec::new();
         record::frame(&mut buf, &encode_edits(edits));
-        let io = |source| Error::Io {
-            path: self.path.clone(),
-            source,
-        };
-        self.file.append(&buf).map_err(io)?;
-        self.file.sync().map_err(|source| Error::Io {
-            path: self.path.clone(),
-            source,
-        })?;
+        self.file.append(&buf).map_err(Error::io(&self.path))?;
+        self.file.sync().map_err(Error::io(&self.path))?;
         self.bytes += buf.len() as u64;
         Ok(())
     }
@@ -320,12 +306,7 @@ pub fn load_current(fs: &dyn Fs, dir: &Path) -> Result<Option<(u64, ManifestStat
     let data = match fs.read(&current) {
         Ok(d) => d,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(source) => {
-            return Err(Error::Io {
-                path: current,
-                source,
-            })
-        }
+        Err(source) => return Err(Error::io(current)(source)),
     };
     let name = std::str::from_utf8(&data)
         .ok()
@@ -340,10 +321,7 @@ pub fn load_current(fs: &dyn Fs, dir: &Path) -> Result<Option<(u64, ManifestStat
             reason: "CURRENT does not name a manifest".into(),
         })?;
     let path = dir.join(name);
-    let data = fs.read(&path).map_err(|source| Error::Io {
-        path: path.clone(),
-        source,
-    })?;
+    let data = fs.read(&path).map_err(Error::io(&path))?;
     Ok(Some((number, read_manifest(&data, &path)?)))
 }
 

@@ -7,6 +7,7 @@ use std::sync::{Arc, RwLock};
 
 use crate::engine::{Direction, Engine, KeyRange, KvIter, KvPair, Op, Snapshot, WriteBatch};
 use crate::error::{Error, Result};
+use crate::sync::{read, write};
 
 type Map = BTreeMap<Vec<u8>, Vec<u8>>;
 
@@ -33,10 +34,7 @@ impl MemEngine {
     }
 
     fn current(&self) -> Arc<Map> {
-        match self.map.read() {
-            Ok(g) => Arc::clone(&g),
-            Err(p) => Arc::clone(&p.into_inner()),
-        }
+        Arc::clone(&read(&self.map))
     }
 }
 
@@ -133,10 +131,7 @@ impl Engine for MemEngine {
 
     fn write(&self, batch: WriteBatch) -> Result<()> {
         self.check_open()?;
-        let mut guard = match self.map.write() {
-            Ok(g) => g,
-            Err(p) => p.into_inner(),
-        };
+        let mut guard = write(&self.map);
         for (index, c) in batch.conditions.iter().enumerate() {
             if !c.holds(guard.get(c.key()).map(Vec::as_slice)) {
                 return Err(Error::ConditionFailed {

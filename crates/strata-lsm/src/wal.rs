@@ -10,25 +10,14 @@ use std::sync::Arc;
 
 use crate::coding::{get_bytes, get_varint, put_bytes, put_varint, u64_at};
 use crate::engine::Op;
-use crate::error::{Error, Result};
+use crate::error::{Error, FormatError, Result};
 use crate::fs::{FileSyncer, Fs, WritableFile};
 use crate::record::{self, LogEnd};
 
 /// Magic at the start of every WAL file.
 pub const WAL_MAGIC: &[u8; 8] = b"STRWAL01";
 
-/// Name of the WAL file with this number.
-pub fn wal_name(number: u64) -> String {
-    format!("wal-{number:06}.log")
-}
-
-/// Number of a WAL file name, if it is one.
-pub fn parse_wal_name(name: &str) -> Option<u64> {
-    name.strip_prefix("wal-")?
-        .strip_suffix(".log")?
-        .parse()
-        .ok()
-}
+pub use crate::filename::{parse_wal_name, wal_name};
 
 /// Encodes a batch as a WAL payload.
 pub fn encode_batch(out: &mut Vec<u8>, seq: u64, ops: &[Op]) {
@@ -51,35 +40,41 @@ pub fn encode_batch(out: &mut Vec<u8>, seq: u64, ops: &[Op]) {
 
 /// Decodes a WAL payload into `(seq, ops)`; the error says what is wrong and at which byte
 /// of the payload.
-pub fn decode_batch(p: &[u8]) -> std::result::Result<(u64, Vec<Op>), (usize, String)> {
-    let seq = u64_at(p, 0).ok_or((0, "batch shorter than its sequence number".to_string()))?;
+pub fn decode_batch(p: &[u8]) -> std::result::Result<(u64, Vec<Op>), FormatError> {
+    let seq = u64_at(p, 0)
+        .ok_or_else(|| FormatError::new(0, "batch shorter than its sequence number"))?;
     let mut pos = 8;
-    let count = get_varint(p, &mut pos).ok_or((pos, "bad op count".to_string()))?;
+    let count = get_varint(p, &mut pos).ok_or_else(|| FormatError::new(pos, "bad op count"))?;
     // Each op takes at least 2 bytes: a count beyond that is a lie, not an allocation size.
     if count > (p.len() as u64) / 2 + 1 {
-        return Err((8, format!("op count {count} exceeds the record size")));
+        return Err(FormatError::new(
+            8,
+            format!("op count {count} exceeds the record size"),
+        ));
     }
     let mut ops = Vec::with_capacity(count as usize);
     for _ in 0..count {
         let at = pos;
-        let tag = *p.get(pos).ok_or((pos, "truncated op".to_string()))?;
+        let tag = *p
+            .get(pos)
+            .ok_or_else(|| FormatError::new(pos, "truncated op"))?;
         pos += 1;
         let key = get_bytes(p, &mut pos)
-            .ok_or((at, "truncated key".to_string()))?
+            .ok_or_else(|| FormatError::new(at, "truncated key"))?
             .to_vec();
         match tag {
             1 => {
                 let v = get_bytes(p, &mut pos)
-                    .ok_or((at, "truncated value".to_string()))?
+                    .ok_or_else(|| FormatError::new(at, "truncated value"))?
                     .to_vec();
                 ops.push(Op::Put(key, v));
             }
             0 => ops.push(Op::Delete(key)),
-            t => return Err((at, format!("unknown op tag {t}"))),
+            t => return Err(FormatError::new(at, format!("unknown op tag {t}"))),
         }
     }
     if pos != p.len() {
-        return Err((pos, "trailing bytes after the last op".to_string()));
+        return Err(FormatError::new(pos, "trailing bytes after the last op"));
     }
     Ok((seq, ops))
 }
@@ -97,18 +92,11 @@ impl WalWriter {
     /// Creates WAL file `number` in `dir` (and makes its directory entry durable).
     pub fn create(fs: &dyn Fs, dir: &Path, number: u64) -> Result<WalWriter> {
         let path = dir.join(wal_name(number));
-        let io = |source| Error::Io {
-            path: path.clone(),
-            source,
-        };
-        let mut file = fs.create(&path).map_err(io)?;
-        file.append(WAL_MAGIC).map_err(io)?;
-        file.sync().map_err(io)?;
-        fs.sync_dir(dir).map_err(|source| Error::Io {
-            path: dir.to_path_buf(),
-            source,
-        })?;
-        let syncer = file.syncer().map_err(io)?;
+        let mut file = fs.create(&path).map_err(Error::io(&path))?;
+        file.append(WAL_MAGIC).map_err(Error::io(&path))?;
+        file.sync().map_err(Error::io(&path))?;
+        fs.sync_dir(dir).map_err(Error::io(dir))?;
+        let syncer = file.syncer().map_err(Error::io(&path))?;
         Ok(WalWriter {
             file,
             syncer,
@@ -183,8 +171,7 @@ pub fn read_wal(data: &[u8], path: &Path, last: bool) -> Result<Recovered> {
     let contents = record::read_log(data, WAL_MAGIC.len());
     let mut batches = Vec::with_capacity(contents.records.len());
     for (off, payload) in contents.records {
-        let b = decode_batch(payload)
-            .map_err(|(at, reason)| corrupt(off + record::HEADER as u64 + at as u64, reason))?;
+        let b = decode_batch(payload).map_err(|e| e.in_file(path, off + record::HEADER as u64))?;
         batches.push(b);
     }
     let torn_at = match contents.end {

@@ -12,7 +12,7 @@
 
 use std::collections::BTreeMap;
 
-use strata_key::{Time, Tuple, Value};
+use strata_key::{Decimal, Time, Tuple, Value};
 
 use crate::error::Error;
 use crate::item::{Attr, Item};
@@ -35,6 +35,7 @@ const T_TIME: u8 = 0x09;
 const T_TUPLE: u8 = 0x0a;
 const T_LIST: u8 = 0x0b;
 const T_MAP: u8 = 0x0c;
+const T_DECIMAL: u8 = 0x0d;
 
 /// Encodes an item.
 pub fn encode_item(item: &Item) -> Vec<u8> {
@@ -131,6 +132,12 @@ fn put_value(out: &mut Vec<u8>, v: &Value) {
             for x in t.iter() {
                 put_value(out, x);
             }
+        }
+        Value::Decimal(d) => {
+            out.push(T_DECIMAL);
+            put_varint(out, zigzag(d.exponent().into()));
+            // A coefficient has at most 38 digits (< 2^127): the shift cannot overflow.
+            put_varint(out, (d.coefficient() << 1) | u128::from(d.is_negative()));
         }
     }
 }
@@ -329,6 +336,18 @@ impl<'a> Reader<'a> {
                 }
                 Value::Tuple(Tuple(t))
             }
+            T_DECIMAL => {
+                let e = i32::try_from(unzigzag(self.varint()?))
+                    .map_err(|_| self.err_at(at, "decimal exponent out of range"))?;
+                let raw = self.varint()?;
+                let (c, neg) = (raw >> 1, raw & 1 == 1);
+                let d = Decimal::from_parts(neg, c, e)
+                    .map_err(|err| self.err_at(at, err.to_string()))?;
+                if (d.coefficient(), d.exponent(), d.is_negative()) != (c, e, neg) {
+                    return Err(self.err_at(at, "decimal not in canonical form"));
+                }
+                Value::Decimal(d)
+            }
             T_LIST | T_MAP => return Err(self.err_at(at, "a list or map inside a tuple")),
             other => return Err(self.err_at(at, format!("unknown attribute tag {other:#04x}"))),
         })
@@ -352,6 +371,8 @@ pub(crate) mod tests {
             any::<[u8; 16]>().prop_map(|b| Value::Uuid(uuid::Uuid::from_bytes(b))),
             (any::<i64>(), 0u32..1_000_000_000, -86_399i32..86_400)
                 .prop_map(|(s, n, o)| Value::Time(Time::new(s, n, o).unwrap())),
+            (any::<bool>(), any::<u64>(), -200i32..200)
+                .prop_map(|(n, c, e)| Value::Decimal(Decimal::from_parts(n, c.into(), e).unwrap())),
         ];
         leaf.prop_recursive(3, 12, 4, |inner| {
             proptest::collection::vec(inner, 0..4).prop_map(|v| Value::Tuple(Tuple(v)))

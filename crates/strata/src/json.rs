@@ -6,11 +6,13 @@
 //! `{"t":"map","v":{...}}`.
 //!
 //! Key attributes are converted to their schema type where that is exact: an integer to
-//! `f64`/`f32` (when it converts exactly), an array to a `tuple`, a string to a `uuid`.
+//! `f64`/`f32` (when it converts exactly), an array to a `tuple`, a string to a `uuid`, a JSON
+//! number or a numeric string to a `decimal` (from the number's text, so `0.1` is exactly one
+//! tenth and no digit is lost).
 
 use serde_json::{Map, Value as Json};
 use strata_key::json::{value_from_json, value_to_json};
-use strata_key::{Kind, Tuple, Value};
+use strata_key::{Decimal, Kind, Tuple, Value};
 
 use crate::error::{Error, Result};
 use crate::item::{Attr, Item};
@@ -20,6 +22,7 @@ use crate::table::{Key, Table};
 
 const TYPE_TAGS: &[&str] = &[
     "null", "bool", "int", "f32", "f64", "bytes", "blob", "text", "uuid", "time", "tuple",
+    "decimal",
 ];
 
 /// A JSON value that is not a valid item, key or request; names the JSON path at fault.
@@ -144,6 +147,14 @@ fn coerce(table: &Table, f: &KeyField, a: Attr) -> Result<Attr> {
         (Kind::Tuple, Attr::List(l)) => Attr::Value(Value::Tuple(
             list_to_tuple(l).ok_or_else(|| type_err("list holding a map"))?,
         )),
+        (Kind::Decimal, Attr::Value(Value::Int(i))) => match Decimal::try_from(i) {
+            Ok(d) => Attr::Value(Value::Decimal(d)),
+            Err(e) => return Err(type_err(&format!("int that is not a decimal ({e})"))),
+        },
+        (Kind::Decimal, Attr::Value(Value::Text(s))) => match s.parse::<Decimal>() {
+            Ok(d) => Attr::Value(Value::Decimal(d)),
+            Err(e) => return Err(type_err(&format!("text that is not a decimal ({e})"))),
+        },
         (_, a) => a,
     })
 }
@@ -183,9 +194,47 @@ fn invalid(table: &Table, e: JsonError) -> Error {
     Error::invalid(table.name(), e.to_string())
 }
 
+/// A JSON number read as a decimal from its text (exact: serde_json keeps the text).
+fn decimal_from_number(table: &Table, f: &KeyField, n: &serde_json::Number) -> Result<Value> {
+    n.to_string()
+        .parse::<Decimal>()
+        .map(Value::Decimal)
+        .map_err(|e| Error::KeyType {
+            table: table.name().to_owned(),
+            attr: f.name.clone(),
+            expected: f.kind.name().to_owned(),
+            found: format!("number that is not a decimal ({e})"),
+        })
+}
+
+/// Parses the attributes of a JSON object for `table`: JSON numbers of `decimal` key fields
+/// are read from their text, never through an `f64`.
+fn table_item_from_json(table: &Table, j: &Json) -> Result<Item> {
+    let decimal_numbers: Vec<&KeyField> = table
+        .schema()
+        .key_fields()
+        .filter(|f| f.kind == Kind::Decimal && matches!(j.get(&f.name), Some(Json::Number(_))))
+        .collect();
+    let Some(o) = j.as_object().filter(|_| !decimal_numbers.is_empty()) else {
+        return item_from_json(j).map_err(|e| invalid(table, e));
+    };
+    let mut rest = o.clone();
+    let mut decimals = Vec::with_capacity(decimal_numbers.len());
+    for f in decimal_numbers {
+        if let Some(Json::Number(n)) = rest.remove(&f.name) {
+            decimals.push((f.name.clone(), decimal_from_number(table, f, &n)?));
+        }
+    }
+    let mut item = item_from_json(&Json::Object(rest)).map_err(|e| invalid(table, e))?;
+    for (name, d) in decimals {
+        item.insert(name, Attr::Value(d));
+    }
+    Ok(item)
+}
+
 /// Parses an item for `table` (key attributes converted to their types, then checked).
 pub fn item_for_table(table: &Table, j: &Json) -> Result<Item> {
-    let mut item = item_from_json(j).map_err(|e| invalid(table, e))?;
+    let mut item = table_item_from_json(table, j)?;
     coerce_key_attrs(table, &mut item)?;
     table.key_of(&item)?;
     Ok(item)
@@ -193,7 +242,7 @@ pub fn item_for_table(table: &Table, j: &Json) -> Result<Item> {
 
 /// Parses a key: an object holding exactly the key attributes.
 pub fn key_for_table(table: &Table, j: &Json) -> Result<Key> {
-    let mut item = item_from_json(j).map_err(|e| invalid(table, e))?;
+    let mut item = table_item_from_json(table, j)?;
     coerce_key_attrs(table, &mut item)?;
     table.key(&item)
 }
@@ -266,6 +315,9 @@ fn sort_values(table: &Table, j: &Json, path: &str) -> Result<Vec<Value>> {
         .zip(sort)
         .enumerate()
         .map(|(i, (x, f))| {
+            if let (Kind::Decimal, Json::Number(n)) = (f.kind, x) {
+                return decimal_from_number(table, f, n);
+            }
             let a = attr_from_json(x, &format!("{path}[{i}]")).map_err(|e| invalid(table, e))?;
             coerce_value(table, f, a)
         })
@@ -288,7 +340,7 @@ pub fn query_for_table(table: &Table, j: &Json) -> Result<Query> {
     let pj = o
         .get("partition")
         .ok_or_else(|| Error::invalid(table.name(), "query: missing \"partition\""))?;
-    let mut pitem = item_from_json(pj).map_err(|e| invalid(table, e))?;
+    let mut pitem = table_item_from_json(table, pj)?;
     coerce_key_attrs(table, &mut pitem)?;
     if let Some(extra) = pitem
         .keys()

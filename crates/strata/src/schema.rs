@@ -126,7 +126,7 @@ mod kind_serde {
         let s = String::deserialize(d)?;
         super::parse_kind(&s).ok_or_else(|| {
             serde::de::Error::custom(format!(
-                "unknown key type {s:?} (expected bool, int, f32, f64, bytes, text, uuid, time or tuple)"
+                "unknown key type {s:?} (expected bool, int, f32, f64, bytes, text, uuid, time, tuple or decimal)"
             ))
         })
     }
@@ -145,6 +145,7 @@ pub fn parse_kind(s: &str) -> Option<Kind> {
         "uuid" => Kind::Uuid,
         "time" => Kind::Time,
         "tuple" => Kind::Tuple,
+        "decimal" => Kind::Decimal,
         _ => return None,
     })
 }

@@ -66,7 +66,7 @@ pub fn kind_rank(v: &Value) -> u8 {
         Value::Text(_) => KIND_TEXT,
         Value::Uuid(_) => KIND_UUID,
         Value::Time(_) => KIND_TIME,
-        Value::F32(_) | Value::Float(_) | Value::Tuple(_) => 0xff,
+        Value::F32(_) | Value::Float(_) | Value::Tuple(_) | Value::Decimal(_) => 0xff,
     }
 }
 
@@ -216,7 +216,7 @@ fn encode_value(v: &Value, index: usize, out: &mut Vec<u8>) -> Result<(), Encode
                 write_varint(x as u64, 0, out);
             }
         }
-        Value::F32(_) | Value::Float(_) | Value::Tuple(_) => {
+        Value::F32(_) | Value::Float(_) | Value::Tuple(_) | Value::Decimal(_) => {
             return Err(EncodeError::Unsupported {
                 codec: NAME,
                 index,

@@ -64,7 +64,8 @@ const NAME: &str = "fdb";
 const BIG_FROM: u128 = u64::MAX as u128;
 
 /// FoundationDB's order of kinds (its type codes): `Null < Bytes < Text < Tuple < Int < F32 <
-/// Float < Bool < Uuid`. `Time`, which FoundationDB cannot encode, ranks last (255).
+/// Float < Bool < Uuid`. `Time` and `Decimal`, which FoundationDB cannot encode, rank last
+/// (255).
 pub fn kind_rank(v: &Value) -> u8 {
     match v {
         Value::Null => NULL,
@@ -76,7 +77,7 @@ pub fn kind_rank(v: &Value) -> u8 {
         Value::Float(_) => DOUBLE,
         Value::Bool(_) => FALSE,
         Value::Uuid(_) => UUID,
-        Value::Time(_) => 0xff,
+        Value::Time(_) | Value::Decimal(_) => 0xff,
     }
 }
 
@@ -180,6 +181,14 @@ fn encode_value(v: &Value, depth: usize, out: &mut Vec<u8>) -> Result<(), Fail> 
             out.extend_from_slice(u.as_bytes());
         }
         Value::Time(_) => return Err(Fail::Unsupported(Kind::Time)),
+        Value::Decimal(_) => {
+            return Err(Fail::Invalid(
+                "the fdb codec cannot encode decimal values: FoundationDB's tuple layer has no \
+                 standard decimal (its type codes 0x23/0x24 are reserved, unspecified and not \
+                 order-preserving)"
+                    .to_owned(),
+            ))
+        }
     }
     Ok(())
 }

@@ -17,6 +17,7 @@
 //! with `0x01`; f64 and UUID payloads end in a base-254 digit (a second tag pays for it).
 
 pub(crate) use crate::codec::float::{ordered_f32, ordered_f64, unordered_f32, unordered_f64};
+pub(crate) use crate::codec::native_decimal::put_decimal;
 use crate::codec::TupleCodec;
 use crate::error::{DecodeError, EncodeError};
 use crate::time::Time;
@@ -54,6 +55,8 @@ pub const TAG_UUID_HI: u8 = 0x7b;
 pub const TAG_TIME: u8 = 0x7c;
 /// Nested tuple.
 pub const TAG_TUPLE: u8 = 0x7d;
+/// Decimal number (see [`Decimal`](crate::Decimal)).
+pub const TAG_DECIMAL: u8 = 0x7e;
 /// NULL when nulls sort last.
 pub const TAG_NULL_LAST: u8 = 0x7f;
 
@@ -543,6 +546,7 @@ fn encode_value(v: &Value, nulls_last: bool, out: &mut Vec<u8>) {
             }
             out.push(TAG_END);
         }
+        Value::Decimal(d) => put_decimal(out, d),
     }
 }
 
@@ -781,6 +785,7 @@ impl<'a> Reader<'a> {
                 }
                 Value::Tuple(Tuple(items))
             }
+            TAG_DECIMAL => Value::Decimal(self.decimal_after_tag()?),
             TAG_END => return Err(self.err(at, "end of tuple outside a nested tuple")),
             other => return Err(self.err(at, format!("unknown tag 0x{other:02x}"))),
         })
@@ -1012,8 +1017,10 @@ mod tests {
         assert_eq!(e.offset, 2);
         let e = c.decode(&[TAG_INT_MAX, 1, 2]).unwrap_err();
         assert!(e.reason.contains("end of key"), "{e}");
-        let e = c.decode(&[0x7e]).unwrap_err();
+        let e = c.decode(&[0xfe]).unwrap_err();
         assert_eq!(e.offset, 0);
+        let e = c.decode(&[TAG_DECIMAL]).unwrap_err();
+        assert_eq!(e.offset, 1);
         assert!(c.decode(&[0x00]).is_err());
         assert!(c.decode(&[TAG_TUPLE; 100]).is_err());
         // Found by the fuzzer: a nulls-last NULL inside a nested tuple is a second encoding.

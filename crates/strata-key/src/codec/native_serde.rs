@@ -19,6 +19,7 @@
 //! | other variants | tuple (index, fields…) |
 //! | struct, tuple, seq | tuple (flattened at the top level) |
 //! | map | tuple of alternating keys and values |
+//! | [`Decimal`](crate::Decimal) (a newtype struct with a private name) | Decimal |
 //!
 //! Decoding a Uuid element gives its 16 bytes; Time elements are not supported through serde
 //! (use [`Value`]).
@@ -51,6 +52,8 @@ use super::native::{
     TAG_NULL_FIRST, TAG_NULL_LAST, TAG_TEXT, TAG_TIME, TAG_TRUE, TAG_TUPLE, TAG_UUID, TAG_UUID_HI,
     TRAILER,
 };
+use super::native::{put_decimal, TAG_DECIMAL};
+use crate::decimal::{serde_capture, SERDE_TOKEN};
 use crate::error::DecodeError;
 
 /// Errors of the serde bridge.
@@ -405,9 +408,14 @@ impl<'s, 'a> ser::Serializer for &'s mut KeySerializer<'a> {
     }
     fn serialize_newtype_struct<T: Serialize + ?Sized>(
         self,
-        _name: &'static str,
+        name: &'static str,
         v: &T,
     ) -> Result<()> {
+        if name == SERDE_TOKEN {
+            // A strata_key::Decimal: a decimal element, not its string.
+            let d = serde_capture(v).map_err(KeySerdeError::Message)?;
+            return self.scalar(false, |o| put_decimal(o, &d));
+        }
         v.serialize(self)
     }
     fn serialize_newtype_variant<T: Serialize + ?Sized>(
@@ -535,6 +543,23 @@ impl<'de> KeyDeserializer<'de> {
         let v = self.r.int_after_tag(tag, at)?;
         self.end_element();
         Ok(v)
+    }
+
+    fn decimal(&mut self) -> Result<crate::Decimal> {
+        let tag = self.begin_element()?;
+        if tag != TAG_DECIMAL {
+            return Err(self
+                .r
+                .err(
+                    self.r.pos,
+                    format!("expected a decimal, found tag 0x{tag:02x}"),
+                )
+                .into());
+        }
+        self.r.pos += 1;
+        let d = self.r.decimal_after_tag()?;
+        self.end_element();
+        Ok(d)
     }
 
     fn string(&mut self, want: u8) -> Result<Cow<'de, [u8]>> {
@@ -773,6 +798,10 @@ impl<'de> de::Deserializer<'de> for &mut KeyDeserializer<'de> {
                 visitor.visit_bytes(&a)
             }
             TAG_TUPLE => self.with_seq(visitor),
+            TAG_DECIMAL => {
+                let d = self.decimal()?;
+                visitor.visit_string(d.to_string())
+            }
             TAG_TIME => Err(self
                 .r
                 .err(
@@ -922,9 +951,13 @@ impl<'de> de::Deserializer<'de> for &mut KeyDeserializer<'de> {
 
     fn deserialize_newtype_struct<V: Visitor<'de>>(
         self,
-        _name: &'static str,
+        name: &'static str,
         visitor: V,
     ) -> Result<V::Value> {
+        if name == SERDE_TOKEN {
+            let d = self.decimal()?;
+            return visitor.visit_str(&d.to_string());
+        }
         visitor.visit_newtype_struct(self)
     }
 

@@ -522,6 +522,9 @@ fn encode_field(v: &Value, field: &SkvField, out: &mut Vec<u8>) -> Result<(), St
             sink.put(&p);
             Ok(())
         }
+        (_, Value::Decimal(_)) => Err(format!(
+            "expected a {ty} value, got decimal: the skv codec has no decimal type"
+        )),
         _ => Err(wrong()),
     };
     match res {

@@ -9,6 +9,7 @@
 use std::sync::Arc;
 
 use crate::coding::{get_varint, put_varint, u32_at};
+use crate::error::FormatError;
 
 /// Entries between restart points.
 pub const RESTART_INTERVAL: usize = 16;
@@ -101,24 +102,26 @@ pub struct Block {
 }
 
 /// Error of block decoding: offset inside the block and reason.
-pub type BlockError = (usize, String);
+pub type BlockError = FormatError;
 
 impl Block {
     /// Parses the restart array of a block.
     pub fn new(data: Arc<Vec<u8>>) -> Result<Block, BlockError> {
         let len = data.len();
         let n = u32_at(&data, len.wrapping_sub(4))
-            .ok_or((0, "block shorter than its restart count".to_string()))?
+            .ok_or_else(|| FormatError::new(0, "block shorter than its restart count"))?
             as usize;
         let restarts = n
             .checked_mul(4)
             .and_then(|b| len.checked_sub(4 + b))
-            .ok_or((
-                len.saturating_sub(4),
-                format!("restart count {n} does not fit in the block"),
-            ))?;
+            .ok_or_else(|| {
+                FormatError::new(
+                    len.saturating_sub(4),
+                    format!("restart count {n} does not fit in the block"),
+                )
+            })?;
         if n == 0 && restarts != 0 {
-            return Err((len - 4, "entries without a restart point".into()));
+            return Err(FormatError::new(len - 4, "entries without a restart point"));
         }
         Ok(Block {
             data,
@@ -139,9 +142,10 @@ impl Block {
 
     fn restart(&self, i: usize) -> Result<usize, BlockError> {
         let r = u32_at(&self.data, self.restarts + 4 * i)
-            .ok_or((self.restarts, "bad restart".to_string()))? as usize;
+            .ok_or_else(|| FormatError::new(self.restarts, "bad restart"))?
+            as usize;
         if r >= self.restarts {
-            return Err((
+            return Err(FormatError::new(
                 self.restarts + 4 * i,
                 format!("restart offset {r} is past the entries"),
             ));
@@ -158,7 +162,7 @@ impl Block {
     ) -> Result<(ValueRef, usize), BlockError> {
         let d = &self.data[..self.restarts];
         let mut p = pos;
-        let bad = |what: &str| (pos, format!("bad entry: {what}"));
+        let bad = |what: &str| FormatError::new(pos, format!("bad entry: {what}"));
         let shared = get_varint(d, &mut p).ok_or_else(|| bad("shared length"))? as usize;
         let unshared = get_varint(d, &mut p).ok_or_else(|| bad("key length"))? as usize;
         let vtag = get_varint(d, &mut p).ok_or_else(|| bad("value length"))?;
@@ -255,7 +259,7 @@ impl Block {
                 .last()
                 .is_some_and(|(l, _): &(Vec<u8>, ValueRef)| l.as_slice() >= key.as_slice())
             {
-                return Err((pos, "keys out of order".into()));
+                return Err(FormatError::new(pos, "keys out of order"));
             }
             out.push((key.clone(), v));
             pos = next;

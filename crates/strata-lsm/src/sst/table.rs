@@ -16,7 +16,7 @@ use super::block::{Block, BlockBuilder, ValueRef};
 use super::bloom;
 use super::cache::BlockCache;
 use crate::coding::{crc, get_varint, put_varint, u32_at, u64_at};
-use crate::error::{Error, Result};
+use crate::error::{Error, FormatError, Result};
 use crate::fs::{Fs, ReadableFile, WritableFile};
 use crate::memtable::Value;
 
@@ -29,16 +29,7 @@ pub const FOOTER: usize = 48;
 /// Bloom filter bits per key.
 pub const BLOOM_BITS_PER_KEY: usize = 10;
 
-/// Name of an SST file: `{stripe:03}-{number:06}.sst` (the KeystoneDB naming).
-pub fn sst_name(stripe: u32, number: u64) -> String {
-    format!("{stripe:03}-{number:06}.sst")
-}
-
-/// `(stripe, number)` of an SST file name.
-pub fn parse_sst_name(name: &str) -> Option<(u32, u64)> {
-    let (s, n) = name.strip_suffix(".sst")?.split_once('-')?;
-    Some((s.parse().ok()?, n.parse().ok()?))
-}
+pub use crate::filename::{parse_sst_name, sst_name};
 
 /// What the manifest records of one SST.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -72,10 +63,7 @@ pub struct SstWriter {
 impl SstWriter {
     /// Creates the file.
     pub fn create(fs: &dyn Fs, path: &Path, id: u64, block_bytes: usize) -> Result<SstWriter> {
-        let file = fs.create(path).map_err(|source| Error::Io {
-            path: path.to_path_buf(),
-            source,
-        })?;
+        let file = fs.create(path).map_err(Error::io(path))?;
         Ok(SstWriter {
             file,
             path: path.to_path_buf(),
@@ -91,10 +79,7 @@ impl SstWriter {
     }
 
     fn io(&self, source: std::io::Error) -> Error {
-        Error::Io {
-            path: self.path.clone(),
-            source,
-        }
+        Error::io(&self.path)(source)
     }
 
     fn write_block(&mut self, data: &[u8]) -> Result<(u64, u32)> {
@@ -149,7 +134,7 @@ impl SstWriter {
     pub fn finish(self) -> Result<FileMeta> {
         let path = self.path.clone();
         let (meta, mut file) = self.finish_unsynced()?;
-        file.sync().map_err(|source| Error::Io { path, source })?;
+        file.sync().map_err(Error::io(path))?;
         Ok(meta)
     }
 
@@ -213,20 +198,26 @@ pub struct Footer {
 
 /// Decodes a footer (the last 48 bytes of a file of `file_len` bytes); errors give the offset
 /// inside the footer and the reason.
-pub fn decode_footer(f: &[u8], file_len: u64) -> std::result::Result<Footer, (usize, String)> {
+pub fn decode_footer(f: &[u8], file_len: u64) -> std::result::Result<Footer, FormatError> {
     if f.len() != FOOTER {
-        return Err((0, format!("footer is {} bytes, expected {FOOTER}", f.len())));
+        return Err(FormatError::new(
+            0,
+            format!("footer is {} bytes, expected {FOOTER}", f.len()),
+        ));
     }
     if &f[40..48] != SST_MAGIC {
-        return Err((40, "bad SST magic".into()));
+        return Err(FormatError::new(40, "bad SST magic"));
     }
     let c = u32_at(f, 36).unwrap_or(0);
     if crc(&f[..36]) != c {
-        return Err((0, "footer checksum mismatch".into()));
+        return Err(FormatError::new(0, "footer checksum mismatch"));
     }
     let version = u32_at(f, 32).unwrap_or(0);
     if version != SST_VERSION {
-        return Err((32, format!("unsupported SST version {version}")));
+        return Err(FormatError::new(
+            32,
+            format!("unsupported SST version {version}"),
+        ));
     }
     let ft = Footer {
         index_off: u64_at(f, 0).unwrap_or(0),
@@ -241,7 +232,10 @@ pub fn decode_footer(f: &[u8], file_len: u64) -> std::result::Result<Footer, (us
         (ft.bloom_off, ft.bloom_len, 12),
     ] {
         if off.checked_add(u64::from(len) + 4).is_none_or(|e| e > body) {
-            return Err((at, format!("block at {off} (+{len}) runs past the data")));
+            return Err(FormatError::new(
+                at,
+                format!("block at {off} (+{len}) runs past the data"),
+            ));
         }
     }
     Ok(ft)
@@ -259,17 +253,19 @@ pub struct IndexEntry {
 }
 
 /// Decodes an index block into its entries.
-pub fn decode_index(block: &Block) -> std::result::Result<Vec<IndexEntry>, (usize, String)> {
+pub fn decode_index(block: &Block) -> std::result::Result<Vec<IndexEntry>, FormatError> {
     let mut out = Vec::new();
     for (key, v) in block.entries()? {
         let Some(h) = block.value(v) else {
-            return Err((v.off as usize, "tombstone in the index".into()));
+            return Err(FormatError::new(v.off as usize, "tombstone in the index"));
         };
         let mut p = 0;
-        let off = get_varint(&h, &mut p).ok_or((v.off as usize, "bad block offset".to_string()))?;
-        let len = get_varint(&h, &mut p).ok_or((v.off as usize, "bad block length".to_string()))?;
+        let off = get_varint(&h, &mut p)
+            .ok_or_else(|| FormatError::new(v.off as usize, "bad block offset"))?;
+        let len = get_varint(&h, &mut p)
+            .ok_or_else(|| FormatError::new(v.off as usize, "bad block length"))?;
         let len = u32::try_from(len)
-            .map_err(|_| (v.off as usize, "block length too large".to_string()))?;
+            .map_err(|_| FormatError::new(v.off as usize, "block length too large"))?;
         out.push(IndexEntry {
             last_key: key,
             off,
@@ -294,20 +290,13 @@ pub struct Table {
 
 impl Table {
     fn corrupt(path: &Path, offset: u64, reason: impl Into<String>) -> Error {
-        Error::Corruption {
-            file: path.to_path_buf(),
-            offset,
-            reason: reason.into(),
-        }
+        Error::corruption(path, offset, reason)
     }
 
     /// Reads `len` bytes + CRC at `off` and verifies them.
     fn read_checked(file: &dyn ReadableFile, path: &Path, off: u64, len: u32) -> Result<Vec<u8>> {
         let mut buf = vec![0u8; len as usize + 4];
-        file.read_at(&mut buf, off).map_err(|source| Error::Io {
-            path: path.to_path_buf(),
-            source,
-        })?;
+        file.read_at(&mut buf, off).map_err(Error::io(path))?;
         let want = u32_at(&buf, len as usize).unwrap_or(0);
         buf.truncate(len as usize);
         if crc(&buf) != want {
@@ -323,10 +312,7 @@ impl Table {
         meta: FileMeta,
         cache: Arc<BlockCache>,
     ) -> Result<Table> {
-        let file = fs.open(path).map_err(|source| Error::Io {
-            path: path.to_path_buf(),
-            source,
-        })?;
+        let file = fs.open(path).map_err(Error::io(path))?;
         let len = file.len();
         if len < FOOTER as u64 {
             return Err(Table::corrupt(
@@ -337,17 +323,11 @@ impl Table {
         }
         let fo = len - FOOTER as u64;
         let mut f = vec![0u8; FOOTER];
-        file.read_at(&mut f, fo).map_err(|source| Error::Io {
-            path: path.to_path_buf(),
-            source,
-        })?;
-        let footer =
-            decode_footer(&f, len).map_err(|(at, r)| Table::corrupt(path, fo + at as u64, r))?;
+        file.read_at(&mut f, fo).map_err(Error::io(path))?;
+        let footer = decode_footer(&f, len).map_err(|e| e.in_file(path, fo))?;
         let ib = Table::read_checked(file.as_ref(), path, footer.index_off, footer.index_len)?;
-        let iblock = Block::new(Arc::new(ib))
-            .map_err(|(at, r)| Table::corrupt(path, footer.index_off + at as u64, r))?;
-        let index = decode_index(&iblock)
-            .map_err(|(at, r)| Table::corrupt(path, footer.index_off + at as u64, r))?;
+        let iblock = Block::new(Arc::new(ib)).map_err(|e| e.in_file(path, footer.index_off))?;
+        let index = decode_index(&iblock).map_err(|e| e.in_file(path, footer.index_off))?;
         for e in &index {
             if e.off
                 .checked_add(u64::from(e.len) + 4)
@@ -404,7 +384,7 @@ impl Table {
                 d
             }
         };
-        Block::new(data).map_err(|(at, r)| Table::corrupt(&self.path, e.off + at as u64, r))
+        Block::new(data).map_err(|err| err.in_file(&self.path, e.off))
     }
 
     /// Reads and checks every block without the cache; returns the number of entries.
@@ -413,11 +393,8 @@ impl Table {
         let mut prev: Option<Vec<u8>> = None;
         for e in &self.index {
             let d = Table::read_checked(self.file.as_ref(), &self.path, e.off, e.len)?;
-            let b = Block::new(Arc::new(d))
-                .map_err(|(at, r)| Table::corrupt(&self.path, e.off + at as u64, r))?;
-            let entries = b
-                .entries()
-                .map_err(|(at, r)| Table::corrupt(&self.path, e.off + at as u64, r))?;
+            let b = Block::new(Arc::new(d)).map_err(|err| err.in_file(&self.path, e.off))?;
+            let entries = b.entries().map_err(|err| err.in_file(&self.path, e.off))?;
             if let (Some(p), Some(f)) = (&prev, entries.first()) {
                 if p >= &f.0 {
                     return Err(Table::corrupt(
@@ -440,8 +417,8 @@ impl Table {
         Ok(n)
     }
 
-    fn err(&self, off: u64, (at, r): (usize, String)) -> Error {
-        Table::corrupt(&self.path, off + at as u64, r)
+    fn err(&self, off: u64, e: FormatError) -> Error {
+        e.in_file(&self.path, off)
     }
 
     /// Looks a key up: `None` when absent from this file, `Some(None)` for a tombstone.

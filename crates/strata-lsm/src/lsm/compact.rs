@@ -1,0 +1,417 @@
+//! Compaction: which files of a stripe to merge ([`pick_compaction`], a pure function of the
+//! stripe's files and the policy, like fjall's `CompactionStrategy::choose`) and the merge
+//! itself (LevelDB's `DoCompactionWork`).
+
+use std::ops::Bound;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use super::inner::Inner;
+use super::maint::Maint;
+use super::version::{overlapping, FileRef, Levels, StripeVersion};
+use crate::engine::Direction;
+use crate::error::{Error, Result};
+use crate::iter::{LevelSource, MergeIter};
+use crate::manifest::{Edit, LEVELS};
+use crate::options::LsmOptions;
+use crate::sst::table::{sst_name, Source, SstWriter, Table, TableIter};
+use crate::sync::{read, write};
+
+/// What decides when a stripe needs a compaction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CompactionPolicy {
+    /// L0 files that trigger an L0 → L1 compaction.
+    pub l0_trigger: usize,
+    /// Target size of L1; each deeper level is 10 times larger.
+    pub level1_bytes: u64,
+}
+
+impl CompactionPolicy {
+    /// The policy of these options.
+    pub fn of(opts: &LsmOptions) -> CompactionPolicy {
+        CompactionPolicy {
+            l0_trigger: opts.l0_compaction_trigger,
+            level1_bytes: opts.level1_bytes,
+        }
+    }
+}
+
+/// One compaction: `upper` (of `upper_level`) merged with the files of `lower` (of
+/// `out_level`) they overlap, into new files of `out_level`.
+#[derive(Debug, Clone)]
+pub struct CompactionJob<T> {
+    /// Input files of the upper level.
+    pub upper: Vec<T>,
+    /// Level of `upper`.
+    pub upper_level: usize,
+    /// Input files of the output level.
+    pub lower: Vec<T>,
+    /// Level of the outputs.
+    pub out_level: usize,
+    /// For a level ≥ 1 job: the new round-robin pointer of `upper_level` (the largest key of
+    /// the file picked), so that the next job there starts after it.
+    pub next_ptr: Option<Vec<u8>>,
+}
+
+/// Picks the next compaction of one stripe, or `None` when it needs none:
+/// - L0 → L1 when L0 has `l0_trigger` files: every L0 file and the L1 files they overlap;
+/// - else Ln → Ln+1 for the first level over its target size (`level1_bytes · 10^(n-1)`): the
+///   first file of Ln after `ptrs[n]` (round-robin by key; wraps around) and the Ln+1 files
+///   it overlaps.
+pub fn pick_compaction<T: FileRef>(
+    v: &Levels<T>,
+    policy: &CompactionPolicy,
+    ptrs: &[Vec<u8>; LEVELS],
+) -> Option<CompactionJob<T>> {
+    if !v.levels[0].is_empty() && v.levels[0].len() >= policy.l0_trigger {
+        let upper = v.levels[0].clone();
+        let lo = upper.iter().map(|t| &t.meta().smallest).min()?.clone();
+        let hi = upper.iter().map(|t| &t.meta().largest).max()?.clone();
+        let lower = overlapping(&v.levels[1], &lo, &hi);
+        return Some(CompactionJob {
+            upper,
+            upper_level: 0,
+            lower,
+            out_level: 1,
+            next_ptr: None,
+        });
+    }
+    let mut target = policy.level1_bytes.max(1);
+    for (level, ptr) in ptrs.iter().enumerate().take(LEVELS - 1).skip(1) {
+        if v.bytes(level) > target {
+            let files = &v.levels[level];
+            let pick = files
+                .iter()
+                .find(|t| t.meta().smallest > *ptr)
+                .or(files.first())?;
+            let m = pick.meta();
+            let lower = overlapping(&v.levels[level + 1], &m.smallest, &m.largest);
+            return Some(CompactionJob {
+                upper: vec![pick.clone()],
+                upper_level: level,
+                lower,
+                out_level: level + 1,
+                next_ptr: Some(m.largest.clone()),
+            });
+        }
+        target = target.saturating_mul(10);
+    }
+    None
+}
+
+fn whole(t: &Arc<Table>) -> Box<dyn Source> {
+    Box::new(TableIter::new(
+        Arc::clone(t),
+        Bound::Unbounded,
+        Bound::Unbounded,
+        false,
+    ))
+}
+
+fn whole_level(files: &[Arc<Table>]) -> Box<dyn Source> {
+    Box::new(LevelSource::new(
+        files.to_vec(),
+        Bound::Unbounded,
+        Bound::Unbounded,
+        false,
+    ))
+}
+
+impl Inner {
+    /// Runs one compaction job somewhere; false when no stripe needs one.
+    pub fn compact_one(&self) -> Result<bool> {
+        self.with_maint(|m| {
+            let versions = read(&self.state).versions.clone();
+            let policy = CompactionPolicy::of(&self.opts);
+            let n = versions.len();
+            for i in 0..n {
+                let s = (m.rr + i) % n;
+                if let Some(job) = pick_compaction(&versions[s], &policy, &m.compact_ptr[s]) {
+                    m.rr = (s + 1) % n;
+                    if let Some(p) = job.next_ptr.clone() {
+                        m.compact_ptr[s][job.upper_level] = p;
+                    }
+                    let r = self.run_job(m, s, &versions[s], job);
+                    if let Err(e) = &r {
+                        self.poison(e);
+                    }
+                    return r.map(|()| true);
+                }
+            }
+            Ok(false)
+        })
+    }
+
+    /// Merges the job's inputs into new files of the output level and installs them.
+    fn run_job(
+        &self,
+        m: &mut Maint,
+        s: usize,
+        v: &StripeVersion,
+        job: CompactionJob<Arc<Table>>,
+    ) -> Result<()> {
+        let bottom = (job.out_level + 1..LEVELS).all(|l| v.levels[l].is_empty());
+        let mut sources: Vec<Box<dyn Source>> = Vec::new();
+        if job.upper_level == 0 {
+            sources.extend(job.upper.iter().map(whole));
+        } else {
+            sources.push(whole_level(&job.upper));
+        }
+        sources.push(whole_level(&job.lower));
+        let removed: Vec<(usize, Arc<Table>)> = job
+            .upper
+            .iter()
+            .map(|t| (job.upper_level, Arc::clone(t)))
+            .chain(job.lower.iter().map(|t| (job.out_level, Arc::clone(t))))
+            .collect();
+        self.merge_into(m, s, sources, bottom, job.out_level, removed)
+    }
+
+    /// Merges `sources` into new files of `out_level` of stripe `s`, then replaces the
+    /// `removed` files by them in the manifest and in the stripe's version.
+    fn merge_into(
+        &self,
+        m: &mut Maint,
+        s: usize,
+        sources: Vec<Box<dyn Source>>,
+        bottom: bool,
+        out_level: usize,
+        removed: Vec<(usize, Arc<Table>)>,
+    ) -> Result<()> {
+        let outputs = self.write_merged(s as u32, sources, bottom)?;
+        if !outputs.is_empty() {
+            self.fs.sync_dir(&self.dir).map_err(Error::io(&self.dir))?;
+        }
+        let mut edits = Vec::new();
+        for (level, t) in &removed {
+            edits.push(Edit::RemoveFile {
+                stripe: s as u32,
+                level: *level as u8,
+                id: t.meta.id,
+            });
+        }
+        for t in &outputs {
+            edits.push(Edit::AddFile {
+                stripe: s as u32,
+                level: out_level as u8,
+                meta: t.meta.clone(),
+            });
+        }
+        edits.push(Edit::NextFile(self.next_file.load(Ordering::SeqCst)));
+        m.log_and_apply(edits)?;
+        {
+            let mut st = write(&self.state);
+            let mut nv = (*st.versions[s]).clone();
+            for (level, t) in &removed {
+                nv.remove(*level, t.meta.id);
+            }
+            for t in outputs {
+                nv.add(out_level, t);
+            }
+            st.versions[s] = Arc::new(nv);
+            self.update_l0_max(&st);
+        }
+        for (_, t) in removed {
+            t.mark_obsolete();
+        }
+        self.stall_cv.notify_all();
+        m.maybe_roll(self.fs.as_ref(), &self.dir, &self.next_file)
+    }
+
+    /// Writes the merge of `sources` as SSTs of `sst_target_bytes` each (synced); drops
+    /// tombstones when the outputs are the bottom of the stripe.
+    fn write_merged(
+        &self,
+        stripe: u32,
+        sources: Vec<Box<dyn Source>>,
+        bottom: bool,
+    ) -> Result<Vec<Arc<Table>>> {
+        let mut merge = MergeIter::new(sources, Direction::Forward);
+        if !bottom {
+            merge = merge.keep_tombstones();
+        }
+        let mut outputs: Vec<Arc<Table>> = Vec::new();
+        let mut w: Option<SstWriter> = None;
+        let finish = |w: SstWriter, outputs: &mut Vec<Arc<Table>>| -> Result<()> {
+            let meta = w.finish()?;
+            let path = self.dir.join(sst_name(stripe, meta.id));
+            outputs.push(Arc::new(Table::open(
+                Arc::clone(&self.fs),
+                &path,
+                meta,
+                Arc::clone(&self.cache),
+            )?));
+            Ok(())
+        };
+        while let Some((k, v)) = merge.next_entry()? {
+            let cur = match &mut w {
+                Some(cur) => cur,
+                None => {
+                    let id = self.next_file.fetch_add(1, Ordering::SeqCst);
+                    w.insert(SstWriter::create(
+                        self.fs.as_ref(),
+                        &self.dir.join(sst_name(stripe, id)),
+                        id,
+                        self.opts.block_bytes,
+                    )?)
+                }
+            };
+            cur.add(&k, v.as_deref())?;
+            if cur.estimated_size() >= self.opts.sst_target_bytes {
+                if let Some(done) = w.take() {
+                    finish(done, &mut outputs)?;
+                }
+            }
+        }
+        if let Some(done) = w.take() {
+            finish(done, &mut outputs)?;
+        }
+        Ok(outputs)
+    }
+
+    /// Merges every file of every stripe into the last level, dropping tombstones.
+    pub fn compact_all(&self) -> Result<()> {
+        self.with_maint(|m| {
+            for s in 0..self.stripes as usize {
+                let v = Arc::clone(&read(&self.state).versions[s]);
+                let files = v.file_count();
+                if files == 0
+                    || (files == 1 && v.levels[0].is_empty() && !v.levels[LEVELS - 1].is_empty())
+                {
+                    continue;
+                }
+                let mut sources: Vec<Box<dyn Source>> = v.levels[0].iter().map(whole).collect();
+                let mut removed: Vec<(usize, Arc<Table>)> =
+                    v.levels[0].iter().map(|t| (0, Arc::clone(t))).collect();
+                for level in 1..LEVELS {
+                    sources.push(whole_level(&v.levels[level]));
+                    removed.extend(v.levels[level].iter().map(|t| (level, Arc::clone(t))));
+                }
+                let r = self.merge_into(m, s, sources, true, LEVELS - 1, removed);
+                if let Err(e) = &r {
+                    self.poison(e);
+                }
+                r?;
+            }
+            Ok(())
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sst::table::FileMeta;
+
+    fn f(id: u64, lo: &str, hi: &str, size: u64) -> FileMeta {
+        FileMeta {
+            id,
+            size,
+            entries: 1,
+            smallest: lo.as_bytes().to_vec(),
+            largest: hi.as_bytes().to_vec(),
+        }
+    }
+
+    const POLICY: CompactionPolicy = CompactionPolicy {
+        l0_trigger: 4,
+        level1_bytes: 100,
+    };
+
+    fn ids(files: &[FileMeta]) -> Vec<u64> {
+        files.iter().map(|f| f.id).collect()
+    }
+
+    fn no_ptrs() -> [Vec<u8>; LEVELS] {
+        Default::default()
+    }
+
+    #[test]
+    fn nothing_to_do_below_every_trigger() {
+        let mut v = Levels::default();
+        for i in 0..3 {
+            v.add(0, f(i, "a", "z", 1000));
+        }
+        v.add(1, f(10, "a", "m", 60));
+        v.add(1, f(11, "n", "z", 40));
+        assert!(pick_compaction(&v, &POLICY, &no_ptrs()).is_none());
+        assert!(pick_compaction(&Levels::<FileMeta>::default(), &POLICY, &no_ptrs()).is_none());
+    }
+
+    #[test]
+    fn l0_trigger_takes_every_l0_file_and_the_overlapping_l1_files() {
+        let mut v = Levels::default();
+        v.add(0, f(1, "c", "e", 1));
+        v.add(0, f(2, "d", "g", 1));
+        v.add(0, f(3, "b", "c", 1));
+        v.add(0, f(4, "e", "f", 1));
+        v.add(1, f(5, "a", "a", 1));
+        v.add(1, f(6, "a", "b", 1));
+        v.add(1, f(7, "f", "h", 1));
+        v.add(1, f(8, "x", "z", 1));
+        let job = pick_compaction(&v, &POLICY, &no_ptrs()).unwrap();
+        assert_eq!((job.upper_level, job.out_level), (0, 1));
+        assert_eq!(ids(&job.upper), vec![4, 3, 2, 1], "newest first");
+        assert_eq!(ids(&job.lower), vec![6, 7]);
+        assert_eq!(job.next_ptr, None);
+    }
+
+    #[test]
+    fn l0_wins_over_an_oversized_level() {
+        let mut v = Levels::default();
+        for i in 0..4 {
+            v.add(0, f(i, "a", "b", 1));
+        }
+        v.add(1, f(9, "a", "z", 10_000));
+        let job = pick_compaction(&v, &POLICY, &no_ptrs()).unwrap();
+        assert_eq!(job.upper_level, 0);
+    }
+
+    #[test]
+    fn oversized_level_goes_round_robin_by_key() {
+        let mut v = Levels::default();
+        v.add(1, f(1, "a", "c", 60));
+        v.add(1, f(2, "d", "f", 60));
+        v.add(1, f(3, "g", "i", 60));
+        v.add(2, f(4, "a", "b", 1));
+        v.add(2, f(5, "c", "e", 1));
+        v.add(2, f(6, "h", "z", 1));
+        let mut ptrs = no_ptrs();
+        let mut picked = Vec::new();
+        for _ in 0..4 {
+            let job = pick_compaction(&v, &POLICY, &ptrs).unwrap();
+            assert_eq!((job.upper_level, job.out_level), (1, 2));
+            picked.push((ids(&job.upper), ids(&job.lower)));
+            ptrs[1] = job.next_ptr.unwrap();
+        }
+        assert_eq!(
+            picked,
+            vec![
+                (vec![1], vec![4, 5]),
+                (vec![2], vec![5]),
+                (vec![3], vec![6]),
+                (vec![1], vec![4, 5]),
+            ]
+        );
+    }
+
+    #[test]
+    fn deeper_levels_have_ten_times_the_target() {
+        let mut v = Levels::default();
+        v.add(1, f(1, "a", "b", 100)); // exactly the target: not over
+        v.add(2, f(2, "a", "b", 999));
+        assert!(pick_compaction(&v, &POLICY, &no_ptrs()).is_none());
+        v.add(2, f(3, "c", "d", 2));
+        let job = pick_compaction(&v, &POLICY, &no_ptrs()).unwrap();
+        assert_eq!((job.upper_level, job.out_level), (2, 3));
+        assert_eq!(ids(&job.upper), vec![2]);
+        assert!(job.lower.is_empty());
+    }
+
+    #[test]
+    fn the_last_level_is_never_compacted_down() {
+        let mut v = Levels::default();
+        v.add(LEVELS - 1, f(1, "a", "z", u64::MAX / 2));
+        assert!(pick_compaction(&v, &POLICY, &no_ptrs()).is_none());
+    }
+}

@@ -1,0 +1,184 @@
+//! The shared state of an open engine, and how keys are routed to stripes.
+
+use std::ops::Bound;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex, RwLock};
+
+use super::maint::Maint;
+use super::version::StripeVersion;
+use crate::engine::KeyRange;
+use crate::error::{Error, Result};
+use crate::fs::Fs;
+use crate::memtable::Memtable;
+use crate::options::LsmOptions;
+use crate::sst::cache::BlockCache;
+use crate::sync::lock;
+use crate::wal::WalWriter;
+
+/// Memtables frozen together, being written as L0 files.
+pub(super) struct Frozen {
+    /// One memtable per stripe.
+    pub mems: Vec<Arc<Memtable>>,
+    /// The WAL started when they were frozen: older WALs are obsolete once they are written.
+    pub next_log: u64,
+    /// The last sequence number they hold.
+    pub last_seq: u64,
+}
+
+/// What readers look at: memtables and files of every stripe.
+pub(super) struct State {
+    /// The memtables taking writes, one per stripe.
+    pub active: Vec<Arc<Memtable>>,
+    /// The memtables being flushed.
+    pub frozen: Option<Arc<Frozen>>,
+    /// The files of each stripe.
+    pub versions: Vec<Arc<StripeVersion>>,
+}
+
+/// Held by a writer while it appends to the WAL and the memtables.
+pub(super) struct Commit {
+    /// The live WAL.
+    pub wal: WalWriter,
+    /// The last sequence number given out.
+    pub last_seq: u64,
+}
+
+/// Group commit: who is syncing the WAL, and how far it is synced.
+#[derive(Default)]
+pub(super) struct SyncState {
+    /// Every batch up to this sequence number is durable.
+    pub synced_seq: u64,
+    /// A writer is running an fsync for everyone.
+    pub syncing: bool,
+}
+
+/// Requests to the background thread.
+#[derive(Default)]
+pub(super) struct Work {
+    /// A flush or compaction may be needed.
+    pub pending: bool,
+    /// The engine is closing.
+    pub shutdown: bool,
+}
+
+/// Everything an open engine shares between its handle, its background thread and its
+/// snapshots.
+pub(super) struct Inner {
+    pub dir: PathBuf,
+    pub fs: Arc<dyn Fs>,
+    pub opts: LsmOptions,
+    pub stripes: u32,
+    pub cache: Arc<BlockCache>,
+    pub state: RwLock<State>,
+    pub commit: Mutex<Commit>,
+    pub sync: Mutex<SyncState>,
+    pub sync_cv: Condvar,
+    /// Readers see batches up to this sequence number.
+    pub visible: AtomicU64,
+    pub poisoned: AtomicBool,
+    pub poison_msg: Mutex<String>,
+    pub closed: AtomicBool,
+    pub active_bytes: AtomicUsize,
+    pub frozen_bytes: AtomicUsize,
+    pub has_frozen: AtomicBool,
+    /// The most L0 files any stripe has.
+    pub l0_max: AtomicUsize,
+    /// The next unused file number.
+    pub next_file: AtomicU64,
+    /// The manifest and compaction state; `None` once closed.
+    pub maint: Mutex<Option<Maint>>,
+    pub work: Mutex<Work>,
+    pub work_cv: Condvar,
+    pub stall_cv: Condvar,
+}
+
+impl Inner {
+    /// The stripe of `key`.
+    pub fn stripe_of(&self, key: &[u8]) -> usize {
+        let part = match &self.opts.partitioner {
+            Some(p) => &key[..p(key).min(key.len())],
+            None => key,
+        };
+        (crc32fast::hash(part) % self.stripes) as usize
+    }
+
+    /// The one stripe a range can touch, when the range lies inside one partition.
+    pub fn single_stripe(&self, range: &KeyRange) -> Option<usize> {
+        if let (Bound::Included(s), Bound::Included(e)) = (&range.start, &range.end) {
+            if s == e {
+                return Some(self.stripe_of(s));
+            }
+        }
+        let p = self.opts.partitioner.as_ref()?;
+        let start = match &range.start {
+            Bound::Included(k) | Bound::Excluded(k) => k,
+            Bound::Unbounded => return None,
+        };
+        let part = &start[..p(start).min(start.len())];
+        if part.is_empty() {
+            return None;
+        }
+        let inside = match (&range.end, strata_key::range::prefix_end(part)) {
+            (_, None) => true,
+            (Bound::Excluded(e), Some(pe)) => *e <= pe,
+            (Bound::Included(e), Some(pe)) => *e < pe,
+            (Bound::Unbounded, Some(_)) => false,
+        };
+        inside.then(|| (crc32fast::hash(part) % self.stripes) as usize)
+    }
+
+    /// Disables writes after a failed write or fsync; the first reason is kept.
+    pub fn poison(&self, why: &Error) {
+        let mut m = lock(&self.poison_msg);
+        if !self.poisoned.swap(true, Ordering::SeqCst) {
+            *m = why.to_string();
+        }
+        drop(m);
+        self.sync_cv.notify_all();
+        self.stall_cv.notify_all();
+    }
+
+    /// Fails once the engine is closed.
+    pub fn check_open(&self) -> Result<()> {
+        if self.closed.load(Ordering::Acquire) {
+            return Err(Error::Closed);
+        }
+        Ok(())
+    }
+
+    /// Fails once the engine is closed or poisoned.
+    pub fn check_writable(&self) -> Result<()> {
+        self.check_open()?;
+        if self.poisoned.load(Ordering::SeqCst) {
+            return Err(Error::Poisoned(lock(&self.poison_msg).clone()));
+        }
+        Ok(())
+    }
+
+    /// Wakes the background thread.
+    pub fn signal_work(&self) {
+        lock(&self.work).pending = true;
+        self.work_cv.notify_all();
+    }
+
+    /// Publishes the largest L0 file count (writers stall on it).
+    pub fn update_l0_max(&self, st: &State) {
+        let max = st
+            .versions
+            .iter()
+            .map(|v| v.levels[0].len())
+            .max()
+            .unwrap_or(0);
+        self.l0_max.store(max, Ordering::Relaxed);
+    }
+
+    /// The manifest state, or [`Error::Closed`].
+    pub fn with_maint<T>(&self, f: impl FnOnce(&mut Maint) -> Result<T>) -> Result<T> {
+        let mut mg = lock(&self.maint);
+        let Some(m) = mg.as_mut() else {
+            return Err(Error::Closed);
+        };
+        f(m)
+    }
+}
