@@ -21,7 +21,7 @@ use crate::doc::Doc;
 use crate::index::IndexQuery;
 use crate::iter::Query;
 use crate::keyfn::FnSpec;
-use crate::store::{CollectionOptions, Store};
+use crate::store::{CollectionOptions, Store, StoreOptions};
 use crate::typed::{self, key_from_json, to_typed, tuple_to_typed};
 
 /// A collection's functions and encoder, as the command line remembers them.
@@ -49,6 +49,7 @@ pub struct Catalog {
 /// Applies operations to a store over one engine.
 pub struct Replayer {
     engine: Arc<dyn Engine>,
+    opts: StoreOptions,
     store: Option<Store>,
     colls: BTreeMap<String, Collection>,
     /// The functions known so far (restored from and saved to the command line's file).
@@ -148,8 +149,14 @@ fn pair(k: &Tuple, v: &Doc) -> Json {
 impl Replayer {
     /// A replayer over `engine` with the functions of `catalog`.
     pub fn new(engine: Arc<dyn Engine>, catalog: Catalog) -> Replayer {
+        Replayer::with_options(engine, catalog, StoreOptions::default())
+    }
+
+    /// [`new`](Self::new) with store options.
+    pub fn with_options(engine: Arc<dyn Engine>, catalog: Catalog, opts: StoreOptions) -> Replayer {
         Replayer {
             engine,
+            opts,
             store: None,
             colls: BTreeMap::new(),
             catalog,
@@ -167,7 +174,9 @@ impl Replayer {
 
     fn store(&mut self) -> Result<Store, String> {
         if self.store.is_none() {
-            self.store = Some(Store::open(Arc::clone(&self.engine), b"").map_err(e2s)?);
+            self.store = Some(
+                Store::open_with(Arc::clone(&self.engine), b"", self.opts.clone()).map_err(e2s)?,
+            );
         }
         self.store.clone().ok_or_else(|| "no store".into())
     }
@@ -217,6 +226,13 @@ impl Replayer {
     /// The collection named by the op: added in this store, or re-added from the catalog.
     fn coll(&mut self, op: &Json) -> Result<Collection, String> {
         let name = str_arg(op, "collection")?.to_owned();
+        self.collection(&name)
+    }
+
+    /// The collection `name` of the current store: added in it, or re-added from the
+    /// catalog (with its functions and indexes), or opened from the metadata alone.
+    pub fn collection(&mut self, name: &str) -> Result<Collection, String> {
+        let name = name.to_owned();
         if let Some(c) = self.colls.get(&name) {
             return Ok(c.clone());
         }
@@ -295,7 +311,9 @@ impl Replayer {
             self.catalog = Catalog::default();
             self.catalog_changed = true;
         }
-        self.store = Some(Store::open(Arc::clone(&self.engine), &prefix).map_err(e2s)?);
+        self.store = Some(
+            Store::open_with(Arc::clone(&self.engine), &prefix, self.opts.clone()).map_err(e2s)?,
+        );
         self.colls.clear();
         Ok(Json::Null)
     }

@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod centidb;
 mod error;
 mod hyperdb;
 mod key;
@@ -18,7 +19,7 @@ pub use error::CliError;
 #[derive(Parser)]
 #[command(name = "strata", version, about)]
 struct Cli {
-    /// Database directory (for `kv` and `table`).
+    /// Database directory (for `kv`, `table` and `centidb`).
     #[arg(long, global = true)]
     db: Option<PathBuf>,
     #[command(subcommand)]
@@ -35,6 +36,8 @@ enum Command {
     Table(table::TableArgs),
     /// hyperdb (DEP-0004) databases.
     Hyperdb(hyperdb::HyperdbArgs),
+    /// The centidb record store: collections, indexes, counters, batch compression.
+    Centidb(centidb::CentidbArgs),
 }
 
 fn main() -> ExitCode {
@@ -61,6 +64,7 @@ fn main() -> ExitCode {
         Command::Kv(a) => kv::run(a, cli.db),
         Command::Table(a) => table::run(a, cli.db),
         Command::Hyperdb(a) => hyperdb::run(a),
+        Command::Centidb(a) => centidb::run(a, cli.db),
     };
     match result {
         Ok(code) => ExitCode::from(code),
