@@ -200,6 +200,56 @@ impl Collection {
         })
     }
 
+    /// Stores several values in one atomic transaction (all or none); returns their keys.
+    pub fn put_all(&self, values: &[Doc], opts: &PutOptions) -> Result<Vec<Tuple>> {
+        let packer_name = opts.packer.as_deref().unwrap_or("plain");
+        let packer = self.store.packer_named(packer_name)?;
+        let packer_idx = self.store.ensure_idx(packer_name)?;
+        let mut prepared = Vec::with_capacity(values.len());
+        for v in values {
+            let encoded = self.state.encoder.pack(v)?;
+            let record = format::single_value(packer_idx, &packer.pack(&encoded)?);
+            let key = match (&opts.key, &self.state.key) {
+                (Some(_), _) => {
+                    return Err(Error::Invalid(
+                        "put_all takes keys from the key function or counter".into(),
+                    ))
+                }
+                (None, KeySource::Func(f)) => Some(
+                    f(v).map_err(|r| Error::Function {
+                        what: format!("key function of {}", self.state.name),
+                        reason: r,
+                    })?
+                    .to_key()?,
+                ),
+                (None, KeySource::Counter(_)) => None,
+                (None, KeySource::None) => {
+                    return Err(Error::Invalid(format!(
+                        "collection {:?} was opened without a key function",
+                        self.state.name
+                    )))
+                }
+            };
+            prepared.push((key, record));
+        }
+        self.store.write(|txn| {
+            let mut keys = Vec::with_capacity(values.len());
+            for (v, (key, record)) in values.iter().zip(&prepared) {
+                let key = match (key, &self.state.key) {
+                    (Some(k), _) => k.clone(),
+                    (None, KeySource::Counter(name)) => {
+                        Tuple(vec![Value::Int(self.store.count_in(txn, name, 1, 1)?)])
+                    }
+                    _ => return Err(Error::Invalid("no key".into())),
+                };
+                let enc = codec::key::encode_key(&key)?;
+                self.put_in(txn, &enc, v, record.clone())?;
+                keys.push(key);
+            }
+            Ok(keys)
+        })
+    }
+
     pub(crate) fn locate(&self, txn: &mut Txn, enc: &[u8]) -> Result<Located> {
         let range = txn::range(Bound::Included(self.phys_key(enc)), self.end_bound());
         let it = txn.range(range, Direction::Forward)?;

@@ -70,6 +70,8 @@ fn op_strategy() -> impl Strategy<Value = Op> {
         6 => (c.clone(), key_strategy(), 0i64..3, prop::collection::vec(0i64..4, 0..3), 0usize..5)
             .prop_map(|(c, key, tag, tags, packer)| Op::Put { c, key, tag, tags, packer }),
         2 => (c.clone(), key_strategy()).prop_map(|(c, key)| Op::Delete { c, key }),
+        1 => (c.clone(), prop::collection::vec((key_strategy(), 0i64..3), 1..5))
+            .prop_map(|(c, rows)| Op::PutAll { c, rows }),
         2 => (c.clone(), bound_strategy(), bound_strategy(), 2usize..5, any::<bool>(), 0usize..5, any::<bool>())
             .prop_map(|(c, lo, hi, max_recs, preserve, packer, group)| Op::Batch { c, lo, hi, max_recs, preserve, packer, group }),
         2 => (c, bound_strategy(), bound_strategy(), prop::option::of(key_strategy().prop_map(|t| Tuple(t.0[..1].to_vec()))),
@@ -172,6 +174,14 @@ impl Harness {
                 };
                 assert_eq!(&self.colls[*c].put_with(&v, &opts).unwrap(), key);
                 self.model[*c].insert(encode_key(key).unwrap(), (key.clone(), v));
+            }
+            Op::PutAll { c, rows } => {
+                let vals: Vec<Doc> = rows.iter().map(|(k, t)| value(k, *t, &[*t])).collect();
+                let keys = self.colls[*c].put_all(&vals, &Default::default()).unwrap();
+                for ((k, _), (got, v)) in rows.iter().zip(keys.iter().zip(vals)) {
+                    assert_eq!(got, k);
+                    self.model[*c].insert(encode_key(k).unwrap(), (k.clone(), v));
+                }
             }
             Op::Delete { c, key } => {
                 let had = self.colls[*c].delete(key).unwrap();

@@ -18,6 +18,9 @@ use strata_lsm::{Direction, Engine, KeyRange, LsmEngine, LsmOptions, SyncMode};
 
 use crate::CliError;
 
+/// Stripes of a database that `strata centidb` creates.
+pub const STRIPES: u32 = 1;
+
 /// The file (in the database directory) that keeps key and index functions.
 pub const CATALOG_FILE: &str = "centidb-catalog.json";
 
@@ -227,6 +230,11 @@ fn open(dir: &Path, sync: SyncArg, must_exist: bool) -> Result<Arc<LsmEngine>, C
         dir,
         LsmOptions {
             sync,
+            // A new database gets one stripe: every centidb read is a seek over a key range,
+            // and without a partitioner a seek over 256 stripes merges 256 trees (about 10×
+            // slower puts, 200× slower gets, docs/bench/centidb.md). An existing database
+            // keeps the count in its manifest.
+            stripes: STRIPES,
             ..LsmOptions::default()
         },
     )
