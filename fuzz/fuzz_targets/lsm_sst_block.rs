@@ -1,9 +1,10 @@
-//! SST block and index decoding on arbitrary bytes: never panics.
+//! SST block and index decoding on arbitrary bytes: never panics, and the block iterator
+//! survives any sequence of seeks and steps (both directions) without panicking or hanging.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use std::sync::Arc;
-use strata_lsm::sst::block::Block;
+use strata_lsm::sst::block::{Block, BlockIter};
 use strata_lsm::sst::table::decode_index;
 
 fuzz_target!(|data: &[u8]| {
@@ -25,5 +26,18 @@ fuzz_target!(|data: &[u8]| {
         let _ = b.seek(t, &mut k);
         let _ = b.restart_before(t);
         let _ = decode_index(&b);
+        // The seek target's bytes also drive an operation sequence.
+        let mut it = BlockIter::new(b);
+        for (i, op) in t.iter().chain(body.iter().take(32)).enumerate() {
+            let r = match op % 6 {
+                0 => it.seek_to_first(),
+                1 => it.seek_to_last(),
+                2 => it.seek(&t[..i.min(t.len())]),
+                3 => it.seek_for_prev(&t[..i.min(t.len())]),
+                4 => it.next(),
+                _ => it.prev(),
+            };
+            let _ = (r, it.key(), it.value());
+        }
     }
 });

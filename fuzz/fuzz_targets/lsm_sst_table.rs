@@ -1,5 +1,5 @@
-//! A whole SST file of arbitrary bytes: open, verify, point reads and both iteration
-//! directions never panic (errors are fine).
+//! A whole SST file of arbitrary bytes: open, verify, point reads, both iteration directions
+//! and the two-level iterator under seeks and steps never panic (errors are fine).
 #![no_main]
 
 use std::io;
@@ -10,7 +10,9 @@ use std::sync::Arc;
 use libfuzzer_sys::fuzz_target;
 use strata_lsm::fs::{Fs, ReadableFile, WritableFile};
 use strata_lsm::sst::bloom::key_hash;
+use strata_lsm::iter::InternalIter;
 use strata_lsm::sst::cache::BlockCache;
+use strata_lsm::sst::iter::SstIter;
 use strata_lsm::sst::table::{FileMeta, Source, Table, TableIter};
 
 struct Bytes(Vec<u8>);
@@ -68,6 +70,19 @@ fuzz_target!(|data: &[u8]| {
     let t = Arc::new(t);
     for k in [&b""[..], b"a", b"\x7f\xff"] {
         let _ = t.get(k, key_hash(k));
+    }
+    let mut it = SstIter::new(Arc::clone(&t));
+    for (i, op) in data.iter().take(64).enumerate() {
+        let target = &data[..i.min(4)];
+        let r = match op % 6 {
+            0 => it.seek_to_first(),
+            1 => it.seek_to_last(),
+            2 => it.seek(target),
+            3 => it.seek_for_prev(target),
+            4 => it.next(),
+            _ => it.prev(),
+        };
+        let _ = (r, it.key(), it.value());
     }
     for reverse in [false, true] {
         let mut it = TableIter::new(Arc::clone(&t), Bound::Unbounded, Bound::Excluded(b"zz".to_vec()), reverse);

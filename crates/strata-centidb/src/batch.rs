@@ -201,6 +201,8 @@ impl Collection {
         let mut group: Option<Doc> = None;
         let mut full = false;
         let mut visited = 0usize;
+        // The first member above the range of a batch record split by this call.
+        let mut split_next: Option<Vec<u8>> = None;
         let commit_bytes = self.store.opts.batch_commit_bytes;
         loop {
             if o.max_phys.is_some_and(|m| visited >= m) {
@@ -236,6 +238,12 @@ impl Collection {
                     );
                 }
             }
+            // Members above the range, now single records the stream does not see, are
+            // the keys that follow the run (the stream's next record lies beyond them).
+            split_next = in_range
+                .last()
+                .and_then(|&l| rec.members.get(l + 1))
+                .map(|m| m.enc.clone());
             for i in in_range {
                 let m = &rec.members[i];
                 let item = RunItem {
@@ -273,7 +281,10 @@ impl Collection {
                 }
             }
             if full {
-                let next = stream.peek()?.map(|r| r.lo().enc.clone());
+                let next = match &split_next {
+                    Some(n) => Some(n.clone()),
+                    None => stream.peek()?.map(|r| r.lo().enc.clone()),
+                };
                 b.close(&mut txn, &mut run, next.as_deref())?;
                 full = false;
             }
@@ -289,6 +300,7 @@ impl Collection {
             }
             None => None,
         };
+        let next = split_next.or(next);
         b.close(&mut txn, &mut run, next.as_deref())?;
         drop(stream);
         txn.commit()?;

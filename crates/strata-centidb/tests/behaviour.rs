@@ -432,3 +432,78 @@ fn every_packer_reads_back_through_batches() {
         }
     }
 }
+
+#[test]
+fn keys_are_flat_so_nested_and_too_deep_keys_are_refused_and_nothing_is_stored() {
+    // centidb keys are tuples of scalars (the key codec has no nested tuple), so every key is
+    // one level deep, well inside strata_key::MAX_DEPTH; a nested key is refused at put time,
+    // however deep, with an error and without a write.
+    let e = mem();
+    let store = Store::open(Arc::clone(&e), b"").unwrap();
+    let c = keyed(&store, "k");
+    let c_idx = c
+        .add_index("by_1", FnSpec::Item { index: 1 }.to_fn())
+        .unwrap();
+    let before = physical(&e, b"");
+    let nested = Doc::Tuple(vec![Doc::Tuple(vec![Doc::Int(1)]), Doc::Text("x".into())]);
+    let err = c.put(&nested).unwrap_err().to_string();
+    assert!(err.contains("cannot be part of a centidb key"), "{err}");
+    let mut deep = Value::Int(1);
+    for _ in 0..=strata_key::MAX_DEPTH {
+        deep = Value::Tuple(Tuple(vec![deep]));
+    }
+    let opts = PutOptions {
+        key: Some(Tuple(vec![deep])),
+        ..Default::default()
+    };
+    assert!(c.put_with(&row(1, "a"), &opts).is_err());
+    // An index function whose value nests a tuple: the record is refused with it.
+    let mut deep_doc = Doc::Int(1);
+    for _ in 0..=strata_key::MAX_DEPTH {
+        deep_doc = Doc::Tuple(vec![deep_doc]);
+    }
+    assert!(c.put(&Doc::Tuple(vec![Doc::Int(2), deep_doc])).is_err());
+    assert_eq!(physical(&e, b""), before, "a refused put wrote something");
+    assert_eq!(c_idx.count(&Default::default()).unwrap(), 0);
+    assert_eq!(c.get(&tuple![2]).unwrap(), None);
+}
+
+#[test]
+fn a_batch_cut_by_hi_never_ends_where_a_split_off_member_extends_it() {
+    // Found by the model test: batch [(4), (4, 1)]; then batch(hi=(4, 0), preserve=False)
+    // takes (2, 0) and (4) and splits (4, 1) off as a single record, which extends (4): a
+    // batch ending at (4) would sort after it and hide (2, 0) from get.
+    let e = mem();
+    let store = Store::open(Arc::clone(&e), b"").unwrap();
+    let c = store
+        .add_collection(
+            "t",
+            CollectionOptions::new()
+                .key_fn(FnSpec::Item { index: 0 }.to_fn())
+                .encoder(Arc::new(strata_centidb::codec::pickle::PickleEncoder)),
+        )
+        .unwrap();
+    let put = |k: &[i64]| {
+        let key = Doc::Tuple(k.iter().map(|&x| Doc::Int(x.into())).collect());
+        c.put(&Doc::Tuple(vec![key, Doc::Text("v".into())]))
+            .unwrap();
+    };
+    put(&[4]);
+    put(&[4, 1]);
+    let opts = |hi: Option<Tuple>| BatchOptions {
+        hi,
+        max_recs: Some(2),
+        preserve: false,
+        ..Default::default()
+    };
+    c.batch(&opts(None)).unwrap();
+    put(&[2, 0]);
+    c.batch(&opts(Some(tuple![4, 0]))).unwrap();
+    for k in [tuple![2, 0], tuple![4], tuple![4, 1]] {
+        assert!(c.get(&k).unwrap().is_some(), "get {k:?}");
+    }
+    assert_eq!(
+        keys(&c, &Query::all()),
+        vec![tuple![2, 0], tuple![4], tuple![4, 1]]
+    );
+}

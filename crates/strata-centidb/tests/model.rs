@@ -37,6 +37,11 @@ enum Op {
         tags: Vec<i64>,
         packer: usize,
     },
+    /// Several puts in one transaction (`Collection::put_all`).
+    PutAll {
+        c: usize,
+        rows: Vec<(Tuple, i64)>,
+    },
     Delete {
         c: usize,
         key: Tuple,

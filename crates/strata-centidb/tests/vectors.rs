@@ -15,109 +15,33 @@ fn vector_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../vectors/centidb-store")
 }
 
-/// Documented differences: ops whose result differs, and key prefixes (hex) under which
-/// the final dump differs.
+/// Documented differences (vectors/centidb-store/differences.json): per file, the ops whose
+/// result differs and the key prefixes (hex) under which the final dump differs, with reasons.
 struct Expect {
-    file: &'static str,
-    results: &'static [(usize, &'static str)],
-    dump_prefixes: &'static [(&'static str, &'static str)],
+    results: Vec<(usize, String)>,
+    dump_prefixes: Vec<(String, String)>,
 }
 
-const KEY_LIST: &str = "a KEY-encoded list of tuples decodes whole (the original: first tuple)";
-const SPLIT: &str = "a put over a batch member or inside a batch's span splits it";
-const FALSY: &str = "falsy keys and bounds are keys and bounds";
-const DECODER: &str = "the original's key decoder bugs are fixed";
-const BLIND: &str = "blind puts still update indexes";
-
-const EXPECTED: &[Expect] = &[
-    Expect {
-        file: "01-key-encoder-values.json",
-        results: &[
-            (15, KEY_LIST),
-            (17, KEY_LIST),
-            (18, KEY_LIST),
-            (19, KEY_LIST),
-            (20, KEY_LIST),
-        ],
-        dump_prefixes: &[],
-    },
-    Expect {
-        file: "02-autoincrement-counters.json",
-        results: &[],
-        dump_prefixes: &[],
-    },
-    Expect {
-        file: "03-indexes.json",
-        results: &[
-            (45, "a new index is built from the stored records"),
-            (48, BLIND),
-            (49, BLIND),
-            (63, FALSY),
-            (64, "args= honours max and reverse"),
-        ],
-        dump_prefixes: &[
-            ("0b", BLIND),
-            ("0c", BLIND),
-            ("0e", BLIND),
-            ("0f", "a new index is built from the stored records"),
-        ],
-    },
-    Expect {
-        file: "04-batch-compression.json",
-        results: &[(33, SPLIT), (34, SPLIT)],
-        dump_prefixes: &[
-            ("0a", SPLIT),
-            ("0f", "the grouper starts a batch when the group changes"),
-        ],
-    },
-    Expect {
-        file: "05-collections-metadata.json",
-        results: &[
-            (252, "str and unicode counter names are two counters"),
-            (259, "str and unicode counter names are two counters"),
-        ],
-        dump_prefixes: &[(
-            "6162091503",
-            "str and unicode counter names are two counters",
-        )],
-    },
-    Expect {
-        file: "06-key-types.json",
-        results: &[
-            (44, DECODER),
-            (45, DECODER),
-            (49, "prefix= matches whole tuple elements"),
-            (50, "prefix= matches whole tuple elements"),
-            (59, FALSY),
-            (61, FALSY),
-            (65, DECODER),
-            (87, DECODER),
-            (88, DECODER),
-        ],
-        dump_prefixes: &[],
-    },
-    Expect {
-        file: "07-reverse-batches.json",
-        results: &[],
-        dump_prefixes: &[],
-    },
-    Expect {
-        file: "08-batch-members.json",
-        results: &[
-            (22, SPLIT),
-            (24, SPLIT),
-            (26, SPLIT),
-            (27, SPLIT),
-            (29, SPLIT),
-        ],
-        dump_prefixes: &[("0a", SPLIT)],
-    },
-    Expect {
-        file: "09-reopen-encoders.json",
-        results: &[(10, "Strata knows the bz2 packer by name")],
-        dump_prefixes: &[],
-    },
-];
+fn expected(file: &str) -> Option<Expect> {
+    let d: Json =
+        serde_json::from_slice(&std::fs::read(vector_dir().join("differences.json")).unwrap())
+            .unwrap();
+    let f = d["files"].get(file)?;
+    let pairs = |o: &Json| -> Vec<(String, String)> {
+        o.as_object()
+            .unwrap()
+            .iter()
+            .map(|(k, v)| (k.clone(), v.as_str().unwrap().to_owned()))
+            .collect()
+    };
+    Some(Expect {
+        results: pairs(&f["results"])
+            .into_iter()
+            .map(|(k, v)| (k.parse().unwrap(), v))
+            .collect(),
+        dump_prefixes: pairs(&f["dump_prefixes"]),
+    })
+}
 
 /// (op index, wanted, got).
 type Mismatch = (usize, Json, Json);
@@ -180,15 +104,12 @@ fn every_vector_replays_as_the_original_except_where_documented() {
     let mut files: Vec<String> = std::fs::read_dir(vector_dir())
         .unwrap()
         .map(|e| e.unwrap().file_name().into_string().unwrap())
-        .filter(|n| n.ends_with(".json"))
+        .filter(|n| n.ends_with(".json") && n.as_bytes()[0].is_ascii_digit())
         .collect();
     files.sort();
     let mut failures = Vec::new();
     for f in &files {
-        let exp = EXPECTED
-            .iter()
-            .find(|e| e.file == f)
-            .unwrap_or_else(|| panic!("{f}: add it to EXPECTED"));
+        let exp = expected(f).unwrap_or_else(|| panic!("{f}: add it to differences.json"));
         let v = load(f);
         let (bad, dump) = replay(&v);
         for (i, want, got) in &bad {
@@ -199,7 +120,7 @@ fn every_vector_replays_as_the_original_except_where_documented() {
                 ));
             }
         }
-        for (j, why) in exp.results {
+        for (j, why) in &exp.results {
             if !bad.iter().any(|(i, _, _)| i == j) {
                 failures.push(format!("{f} op {j} matches the original, expected: {why}"));
             }

@@ -6,7 +6,7 @@
 //! Key and index functions are not stored by centidb; the command line keeps them in
 //! `DIR/centidb-catalog.json` and re-applies them whenever it opens a collection.
 
-use std::io::{BufRead, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -14,8 +14,9 @@ use clap::{Args, Subcommand, ValueEnum};
 use serde_json::{json, Value as Json};
 use strata_centidb::ops::{Catalog, Replayer};
 use strata_centidb::{typed, Doc, FnSpec};
-use strata_lsm::{Direction, Engine, KeyRange, LsmEngine, LsmOptions, SyncMode};
+use strata_lsm::{Direction, Engine, KeyRange, LsmEngine, LsmOptions, Partitioner, SyncMode};
 
+use crate::lines::{utf8, LineError, Lines};
 use crate::CliError;
 
 /// Stripes of a database that `strata centidb` creates.
@@ -209,37 +210,51 @@ struct RangeArgs {
 }
 
 fn engine_err(e: strata_lsm::Error) -> CliError {
-    match e {
-        strata_lsm::Error::InvalidArgument(m) => CliError::input(m),
-        other => CliError::failure(other.to_string()),
+    CliError::engine(e)
+}
+
+/// The engine options of `strata centidb`: one stripe for a new database (every centidb read
+/// is a seek over a key range; over 256 stripes a seek merges 256 trees: about 10× slower
+/// puts, 200× slower gets), and the whole-key partitioner, recorded in a new database and
+/// required of an existing one (a `table` database, partitioned by `native-tuple:2`, is
+/// refused; a `kv` database is the same kind of store and opens).
+fn options(sync: SyncMode) -> LsmOptions {
+    LsmOptions {
+        sync,
+        stripes: STRIPES,
+        partitioner: Some(Partitioner::WholeKey),
+        ..LsmOptions::default()
     }
 }
 
+fn no_database(dir: &Path) -> CliError {
+    CliError::failure(format!("no database at {}", dir.display()))
+}
+
+/// Opens the database for writing (creating it unless `must_exist`); fails at once (exit code
+/// 3) while another process has it open.
 fn open(dir: &Path, sync: SyncArg, must_exist: bool) -> Result<Arc<LsmEngine>, CliError> {
     if must_exist && !dir.join("CURRENT").exists() {
-        return Err(CliError::failure(format!(
-            "no database at {}",
-            dir.display()
-        )));
+        return Err(no_database(dir));
     }
     let sync = match sync {
         SyncArg::Always => SyncMode::Always,
         SyncArg::None => SyncMode::None,
     };
-    LsmEngine::open(
-        dir,
-        LsmOptions {
-            sync,
-            // A new database gets one stripe: every centidb read is a seek over a key range,
-            // and without a partitioner a seek over 256 stripes merges 256 trees (about 10×
-            // slower puts, 200× slower gets, docs/bench/centidb.md). An existing database
-            // keeps the count in its manifest.
-            stripes: STRIPES,
-            ..LsmOptions::default()
-        },
-    )
-    .map(Arc::new)
-    .map_err(engine_err)
+    LsmEngine::open(dir, options(sync))
+        .map(Arc::new)
+        .map_err(engine_err)
+}
+
+/// Opens an existing database for reading: writes nothing, shares the directory with other
+/// readers, fails at once (exit code 3) while a writer has it open.
+fn open_read_only(dir: &Path) -> Result<Arc<LsmEngine>, CliError> {
+    if !dir.join("CURRENT").exists() {
+        return Err(no_database(dir));
+    }
+    LsmEngine::open_read_only(dir, options(SyncMode::Always))
+        .map(Arc::new)
+        .map_err(engine_err)
 }
 
 fn load_catalog(dir: &Path) -> Result<Catalog, CliError> {
@@ -303,28 +318,47 @@ fn present(j: &Json, typed: bool) -> Json {
     }
 }
 
+/// How a command opens the database.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// For writing; a new database is created.
+    Create,
+    /// For writing; the database must exist.
+    Existing,
+    /// For reading only (nothing is written, other readers may run alongside).
+    ReadOnly,
+}
+
 struct Session {
     dir: PathBuf,
+    read_only: bool,
     engine: Arc<LsmEngine>,
     replayer: Replayer,
     prefix: String,
 }
 
 impl Session {
-    fn open(a: &CentidbArgs, dir: &Path, must_exist: bool) -> Result<Session, CliError> {
-        Session::open_with(a, dir, must_exist, None)
+    fn open(a: &CentidbArgs, dir: &Path, mode: Mode) -> Result<Session, CliError> {
+        Session::open_with(a, dir, mode, None)
     }
 
     fn open_with(
         a: &CentidbArgs,
         dir: &Path,
-        must_exist: bool,
+        mode: Mode,
         part_bytes: Option<usize>,
     ) -> Result<Session, CliError> {
         hex::decode(&a.store_prefix).map_err(|e| {
-            CliError::input(format!("--prefix {:?} is not hex: {e}", a.store_prefix))
+            CliError::input(format!(
+                "--store-prefix {:?} is not hex: {e}",
+                a.store_prefix
+            ))
         })?;
-        let engine = open(dir, a.sync, must_exist)?;
+        let engine = match mode {
+            Mode::Create => open(dir, a.sync, false)?,
+            Mode::Existing => open(dir, a.sync, true)?,
+            Mode::ReadOnly => open_read_only(dir)?,
+        };
         let catalog = load_catalog(dir)?;
         let dynengine: Arc<dyn Engine> = engine.clone();
         let mut opts = strata_centidb::StoreOptions::default();
@@ -333,6 +367,7 @@ impl Session {
         }
         let mut s = Session {
             dir: dir.to_path_buf(),
+            read_only: mode == Mode::ReadOnly,
             engine,
             replayer: Replayer::with_options(dynengine, catalog, opts),
             prefix: a.store_prefix.clone(),
@@ -352,7 +387,7 @@ impl Session {
     }
 
     fn save(&mut self) -> Result<(), CliError> {
-        if self.replayer.catalog_changed {
+        if self.replayer.catalog_changed && !self.read_only {
             save_catalog(&self.dir, &self.replayer.catalog)?;
             self.replayer.catalog_changed = false;
         }
@@ -394,7 +429,7 @@ pub fn run(a: CentidbArgs, db: Option<PathBuf>) -> Result<u8, CliError> {
     match &a.command {
         CentidbCommand::Apply => apply(&a, &dir),
         CentidbCommand::Dump => {
-            let e = open(&dir, a.sync, true)?;
+            let e = open_read_only(&dir)?;
             let it = e
                 .range(KeyRange::all(), Direction::Forward)
                 .map_err(engine_err)?;
@@ -409,7 +444,7 @@ pub fn run(a: CentidbArgs, db: Option<PathBuf>) -> Result<u8, CliError> {
             Ok(0)
         }
         CentidbCommand::Collections => {
-            let s = Session::open(&a, &dir, true)?;
+            let s = Session::open(&a, &dir, Mode::ReadOnly)?;
             let store = strata_centidb::Store::open(
                 s.engine.clone(),
                 &hex::decode(&a.store_prefix).unwrap_or_default(),
@@ -474,7 +509,7 @@ pub fn run(a: CentidbArgs, db: Option<PathBuf>) -> Result<u8, CliError> {
                 .map(FnSpec::parse)
                 .transpose()
                 .map_err(CliError::input)?;
-            let mut s = Session::open(&a, &dir, false)?;
+            let mut s = Session::open(&a, &dir, Mode::Create)?;
             let r = s.op(
                 &json!({"op": "add_collection", "name": name, "key_func": key_func,
                 "encoder": encoder, "counter_name": counter}),
@@ -489,7 +524,7 @@ pub fn run(a: CentidbArgs, db: Option<PathBuf>) -> Result<u8, CliError> {
             func,
         } => {
             let f = FnSpec::parse(func).map_err(CliError::input)?;
-            let mut s = Session::open(&a, &dir, true)?;
+            let mut s = Session::open(&a, &dir, Mode::Existing)?;
             let r = s.op(
                 &json!({"op": "add_index", "collection": collection, "name": name, "func": f}),
             )?;
@@ -503,7 +538,7 @@ pub fn run(a: CentidbArgs, db: Option<PathBuf>) -> Result<u8, CliError> {
             key,
             packer,
         } => {
-            let mut s = Session::open(&a, &dir, false)?;
+            let mut s = Session::open(&a, &dir, Mode::Create)?;
             let mut op = json!({"op": "put", "collection": collection});
             if let Some(k) = key {
                 op["key"] = key_arg(k, "--key")?;
@@ -523,9 +558,20 @@ pub fn run(a: CentidbArgs, db: Option<PathBuf>) -> Result<u8, CliError> {
             match value {
                 Some(v) => one(&mut s, v)?,
                 None => {
-                    for line in std::io::stdin().lock().lines() {
-                        let line =
-                            line.map_err(|e| CliError::failure(format!("cannot read stdin: {e}")))?;
+                    let mut input = Lines::new(std::io::stdin().lock());
+                    loop {
+                        let line = match input.next_line() {
+                            Ok(None) => break,
+                            Ok(Some((n, l))) => {
+                                utf8(l, n).map_err(|m| CliError::input(format!("stdin {m}")))?
+                            }
+                            Err(e @ LineError::TooLong { .. }) => {
+                                return Err(CliError::input(format!("stdin {e}")))
+                            }
+                            Err(e @ LineError::Io { .. }) => {
+                                return Err(CliError::failure(format!("stdin {e}")))
+                            }
+                        };
                         if !line.trim().is_empty() {
                             one(&mut s, line.trim())?;
                         }
@@ -536,7 +582,7 @@ pub fn run(a: CentidbArgs, db: Option<PathBuf>) -> Result<u8, CliError> {
             Ok(0)
         }
         CentidbCommand::Get { collection, key } => {
-            let mut s = Session::open(&a, &dir, true)?;
+            let mut s = Session::open(&a, &dir, Mode::ReadOnly)?;
             let r =
                 s.op(&json!({"op": "get", "collection": collection, "key": key_arg(key, "key")?}))?;
             s.close()?;
@@ -547,7 +593,7 @@ pub fn run(a: CentidbArgs, db: Option<PathBuf>) -> Result<u8, CliError> {
             Ok(0)
         }
         CentidbCommand::Delete { collection, key } => {
-            let mut s = Session::open(&a, &dir, true)?;
+            let mut s = Session::open(&a, &dir, Mode::Existing)?;
             let k = key_arg(key, "key")?;
             let had = s.op(&json!({"op": "get", "collection": collection, "key": k}))?
                 != typed::missing();
@@ -560,7 +606,7 @@ pub fn run(a: CentidbArgs, db: Option<PathBuf>) -> Result<u8, CliError> {
             range,
             keys,
         } => {
-            let mut s = Session::open(&a, &dir, true)?;
+            let mut s = Session::open(&a, &dir, Mode::ReadOnly)?;
             let mut op =
                 json!({"op": if *keys { "keys" } else { "items" }, "collection": collection});
             range_op(&mut op, range)?;
@@ -581,7 +627,7 @@ pub fn run(a: CentidbArgs, db: Option<PathBuf>) -> Result<u8, CliError> {
             pairs,
             count,
         } => {
-            let mut s = Session::open(&a, &dir, true)?;
+            let mut s = Session::open(&a, &dir, Mode::ReadOnly)?;
             let kind = if *count {
                 "index_count"
             } else if *pairs {
@@ -616,7 +662,7 @@ pub fn run(a: CentidbArgs, db: Option<PathBuf>) -> Result<u8, CliError> {
             group,
             part_bytes,
         } => {
-            let mut s = Session::open_with(&a, &dir, true, *part_bytes)?;
+            let mut s = Session::open_with(&a, &dir, Mode::Existing, *part_bytes)?;
             let mut o = strata_centidb::BatchOptions {
                 max_recs: *max_recs,
                 max_bytes: *max_bytes,
@@ -656,7 +702,7 @@ pub fn run(a: CentidbArgs, db: Option<PathBuf>) -> Result<u8, CliError> {
             Ok(0)
         }
         CentidbCommand::Count { name, n, init } => {
-            let mut s = Session::open(&a, &dir, false)?;
+            let mut s = Session::open(&a, &dir, Mode::Create)?;
             let r = s.op(
                 &json!({"op": "count", "name": name, "n": {"t": "int", "v": n.to_string()},
                 "init": {"t": "int", "v": init.to_string()}}),
@@ -674,34 +720,43 @@ fn apply(a: &CentidbArgs, dir: &Path) -> Result<u8, CliError> {
     let dynengine: Arc<dyn Engine> = engine.clone();
     let mut r = Replayer::new(dynengine, catalog);
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-    let mut line = String::new();
-    let mut input = std::io::stdin().lock();
-    let mut line_no = 0u64;
+    let mut input = Lines::new(std::io::stdin().lock());
+    let mut fatal = None;
     loop {
-        line.clear();
-        let n = input
-            .read_line(&mut line)
-            .map_err(|e| CliError::failure(format!("cannot read stdin: {e}")))?;
-        if n == 0 {
-            break;
-        }
-        line_no += 1;
-        let t = line.trim();
-        if t.is_empty() {
-            continue;
-        }
-        let res = match serde_json::from_str::<Json>(t) {
-            Ok(op) => r.apply(&op),
-            Err(e) => json!({"error": format!("stdin line {line_no}: not JSON: {e}")}),
+        let res = match input.next_line() {
+            Ok(None) => break,
+            Ok(Some((line_no, line))) => match utf8(line, line_no) {
+                Err(m) => json!({"error": format!("stdin {m}")}),
+                Ok(t) if t.trim().is_empty() => continue,
+                Ok(t) => match serde_json::from_str::<Json>(t.trim()) {
+                    Ok(op) => r.apply(&op),
+                    Err(e) => json!({"error": format!("stdin line {line_no}: not JSON: {e}")}),
+                },
+            },
+            // The rest of an over-long line cannot be told from the next op: stop here.
+            Err(e @ LineError::TooLong { .. }) => {
+                fatal = Some(CliError::input(format!("stdin {e}")));
+                json!({"error": format!("stdin {e}")})
+            }
+            Err(e @ LineError::Io { .. }) => {
+                fatal = Some(CliError::failure(format!("stdin {e}")));
+                json!({"error": format!("stdin {e}")})
+            }
         };
         if r.catalog_changed {
             save_catalog(dir, &r.catalog)?;
             r.catalog_changed = false;
         }
         writeln!(out, "{res}").map_err(stdout_err)?;
+        if fatal.is_some() {
+            break;
+        }
     }
     out.flush().map_err(stdout_err)?;
     drop(r);
     engine.close().map_err(engine_err)?;
-    Ok(0)
+    match fatal {
+        Some(e) => Err(e),
+        None => Ok(0),
+    }
 }

@@ -1,9 +1,12 @@
 //! The one error type of the command line: a message (one line) and an exit code.
 
+/// Exit code when another process holds the database directory (`kv`, `table`, `hyperdb`).
+pub const EXIT_LOCKED: u8 = 3;
+
 /// A failure to report: `message` goes to stderr as one line, `code` is the exit code.
 #[derive(Debug)]
 pub struct CliError {
-    /// Exit code (2 for invalid input, 1 for other failures).
+    /// Exit code (2 for invalid input, 3 when the database is locked, 1 for other failures).
     pub code: u8,
     /// One line saying what is wrong and where.
     pub message: String,
@@ -23,6 +26,24 @@ impl CliError {
         CliError {
             code: 1,
             message: one_line(message.into()),
+        }
+    }
+
+    /// Another process holds the database (exit code [`EXIT_LOCKED`]).
+    pub fn locked(message: impl Into<String>) -> CliError {
+        CliError {
+            code: EXIT_LOCKED,
+            message: one_line(message.into()),
+        }
+    }
+
+    /// An engine error: [`CliError::locked`] for a lock held elsewhere, input errors for bad
+    /// arguments, failures otherwise.
+    pub fn engine(e: strata_lsm::Error) -> CliError {
+        match e {
+            strata_lsm::Error::Locked { .. } => CliError::locked(e.to_string()),
+            strata_lsm::Error::InvalidArgument(m) => CliError::input(m),
+            other => CliError::failure(other.to_string()),
         }
     }
 }

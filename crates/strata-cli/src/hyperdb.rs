@@ -1,6 +1,6 @@
 //! `strata hyperdb`: hyperdb (DEP-0004) databases in a directory, as the reference lays them out.
 
-use std::io::{BufRead, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -10,6 +10,7 @@ use strata_hyperdb::{
     BatchOp, CreateOptions, Error, Hyperdb, KeyPair, ListOptions, Node, PutOptions,
 };
 
+use crate::lines::{utf8, LineError, Lines};
 use crate::CliError;
 
 /// Arguments of `strata hyperdb`.
@@ -22,11 +23,21 @@ pub struct HyperdbArgs {
 #[derive(Subcommand)]
 enum HyperdbCommand {
     /// Create a database in DIR (DIR/source/ holds the feed files).
+    ///
+    /// The key pair is new, or given by a 64-byte libsodium secret key (seed ‖ public key)
+    /// from --secret-key-file or the STRATA_HYPERDB_SECRET_KEY environment variable (hex) —
+    /// never on the command line, where every user sees it (`ps`). DIR/source/secret_key is
+    /// written with mode 0600.
     Create {
         /// Database directory.
         dir: PathBuf,
-        /// 64-byte libsodium secret key (seed ‖ public key) as hex; a new key pair without it.
-        #[arg(long)]
+        /// File holding the secret key: 128 hex digits, or the 64 raw bytes of a hypercore
+        /// `secret_key` file.
+        #[arg(long, value_name = "FILE")]
+        secret_key_file: Option<PathBuf>,
+        /// Refused (a key in argv leaks through `ps`): use --secret-key-file or
+        /// STRATA_HYPERDB_SECRET_KEY.
+        #[arg(long, hide = true)]
         secret_key: Option<String>,
     },
     /// Put VALUE at KEY.
@@ -103,11 +114,56 @@ enum HyperdbCommand {
     },
 }
 
+/// Exit code when another process holds the database (the same as for `kv` and `table`).
+const EXIT_LOCKED: u8 = 3;
+
+/// The environment variable that may hold the secret key of `create`, as hex.
+const SECRET_KEY_ENV: &str = "STRATA_HYPERDB_SECRET_KEY";
+
 fn lib_err(e: Error) -> CliError {
     match e {
         Error::Invalid(_) => CliError::input(e.to_string()),
+        Error::Locked { .. } => CliError {
+            code: EXIT_LOCKED,
+            message: e.to_string(),
+        },
         other => CliError::failure(other.to_string()),
     }
+}
+
+/// The key pair `create` uses: from --secret-key-file, else from the environment, else new.
+fn secret_key(file: Option<&Path>, argv: Option<String>) -> Result<Option<KeyPair>, CliError> {
+    if argv.is_some() {
+        return Err(CliError::input(format!(
+            "--secret-key is refused: a key on the command line is visible to every user \
+             (ps); pass --secret-key-file FILE or set {SECRET_KEY_ENV}"
+        )));
+    }
+    let bytes = match (file, std::env::var_os(SECRET_KEY_ENV)) {
+        (Some(f), _) => {
+            let raw = std::fs::read(f).map_err(|e| {
+                CliError::failure(format!("cannot read secret key file {}: {e}", f.display()))
+            })?;
+            if raw.len() == 64 {
+                raw
+            } else {
+                let text = String::from_utf8_lossy(&raw);
+                hex::decode(text.trim()).map_err(|e| {
+                    CliError::input(format!(
+                        "secret key file {} is neither 64 raw bytes nor hex: {e}",
+                        f.display()
+                    ))
+                })?
+            }
+        }
+        (None, Some(v)) => {
+            let text = v.to_string_lossy();
+            hex::decode(text.trim())
+                .map_err(|e| CliError::input(format!("{SECRET_KEY_ENV} is not hex: {e}")))?
+        }
+        (None, None) => return Ok(None),
+    };
+    KeyPair::from_secret_key(&bytes).map(Some).map_err(lib_err)
 }
 
 fn open(dir: &Path) -> Result<Hyperdb, CliError> {
@@ -139,15 +195,12 @@ pub fn run(args: HyperdbArgs) -> Result<u8, CliError> {
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     let code = match args.command {
-        HyperdbCommand::Create { dir, secret_key } => {
-            let key_pair = match secret_key {
-                Some(h) => {
-                    let bytes = hex::decode(h.trim())
-                        .map_err(|e| CliError::input(format!("--secret-key is not hex: {e}")))?;
-                    Some(KeyPair::from_secret_key(&bytes).map_err(lib_err)?)
-                }
-                None => None,
-            };
+        HyperdbCommand::Create {
+            dir,
+            secret_key_file,
+            secret_key: argv_key,
+        } => {
+            let key_pair = secret_key(secret_key_file.as_deref(), argv_key)?;
             let db = Hyperdb::create(
                 &dir,
                 CreateOptions {
@@ -171,11 +224,15 @@ pub fn run(args: HyperdbArgs) -> Result<u8, CliError> {
             } else {
                 value.into_bytes()
             };
-            open(&dir)?.put(&key, &value).map_err(lib_err)?;
+            let mut db = open(&dir)?;
+            db.put(&key, &value).map_err(lib_err)?;
+            db.sync().map_err(lib_err)?;
             0
         }
         HyperdbCommand::Del { dir, key } => {
-            open(&dir)?.del(&key).map_err(lib_err)?;
+            let mut db = open(&dir)?;
+            db.del(&key).map_err(lib_err)?;
+            db.sync().map_err(lib_err)?;
             0
         }
         HyperdbCommand::Get { dir, key, hex } => match open_ro(&dir)?.get(&key).map_err(lib_err)? {
@@ -215,19 +272,10 @@ pub fn run(args: HyperdbArgs) -> Result<u8, CliError> {
         }
         HyperdbCommand::Apply { dir } => {
             let mut db = open(&dir)?;
-            let stdin = std::io::stdin();
-            for (no, line) in stdin.lock().lines().enumerate() {
-                let line = line?;
-                if line.trim().is_empty() {
-                    continue;
-                }
-                let v: Value = serde_json::from_str(&line)
-                    .map_err(|e| CliError::input(format!("line {}: not JSON: {e}", no + 1)))?;
-                apply_op(&mut db, &v).map_err(|e| CliError {
-                    code: e.code,
-                    message: format!("line {}: {}", no + 1, e.message),
-                })?;
-            }
+            let applied = apply_lines(&mut db);
+            // Every op before a bad line stays applied: make it durable either way.
+            db.sync().map_err(lib_err)?;
+            applied?;
             0
         }
         HyperdbCommand::Blocks { dir } => {
@@ -252,6 +300,27 @@ pub fn run(args: HyperdbArgs) -> Result<u8, CliError> {
     };
     out.flush()?;
     Ok(code)
+}
+
+/// Applies one op per stdin line; an error names its line.
+fn apply_lines(db: &mut Hyperdb) -> Result<(), CliError> {
+    let mut input = Lines::new(std::io::stdin().lock());
+    while let Some((no, line)) = input.next_line().map_err(|e| match e {
+        LineError::TooLong { .. } => CliError::input(e.to_string()),
+        LineError::Io { .. } => CliError::failure(e.to_string()),
+    })? {
+        let line = utf8(line, no).map_err(CliError::input)?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let v: Value = serde_json::from_str(line)
+            .map_err(|e| CliError::input(format!("line {no}: not JSON: {e}")))?;
+        apply_op(db, &v).map_err(|e| CliError {
+            code: e.code,
+            message: format!("line {no}: {}", e.message),
+        })?;
+    }
+    Ok(())
 }
 
 fn op_value(v: &Value) -> Result<Option<Vec<u8>>, CliError> {

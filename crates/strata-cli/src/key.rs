@@ -3,8 +3,8 @@
 use std::io::{BufRead, Write};
 
 use clap::{Args, Subcommand, ValueEnum};
-use strata_key::codec::native::{NativeCodec, Order};
-use strata_key::json::{tuple_from_json, tuple_to_json};
+use strata_key::codec::native::{decode_with_orders, NativeCodec, Order};
+use strata_key::json::{key_from_json, key_to_json, tuple_to_json, OrderFlags};
 use strata_key::TupleCodec;
 
 use crate::CliError;
@@ -23,11 +23,15 @@ enum KeyCommand {
     Encode {
         #[command(flatten)]
         codec: CodecArgs,
-        /// The tuple, as a JSON array (typed values as objects: {"t":"bytes","hex":"00ff"}).
+        /// The tuple, as a JSON array (typed values as objects: {"t":"bytes","hex":"00ff"}). With
+        /// the native codec a top-level typed object may say its order, which overrides
+        /// --schema: {"t":"int","v":"5","desc":true}, {"t":"null","nulls":"last"}.
         tuple: Option<String>,
     },
     /// Decode a hex key and print the tuple as a JSON array. Without HEX, decode one hex string
-    /// per stdin line.
+    /// per stdin line. Native elements stored descending, and NULLs stored nulls-last, are
+    /// printed as typed objects with "desc": true / "nulls": "last", so that `key encode` of
+    /// the output gives the same key back.
     Decode {
         #[command(flatten)]
         codec: CodecArgs,
@@ -154,20 +158,45 @@ pub fn run(args: KeyArgs) -> Result<u8, CliError> {
     let result = match args.command {
         KeyCommand::Encode { codec, tuple } => {
             let c = make_codec(&codec)?;
+            let schema_orders = match (codec.codec, &codec.schema) {
+                (CodecName::Native, Some(s)) => native_orders(s)?,
+                _ => Vec::new(),
+            };
             each_input(tuple, |text| {
                 let j: serde_json::Value =
                     serde_json::from_str(text).map_err(|e| format!("invalid JSON: {e}"))?;
-                let t = tuple_from_json(&j).map_err(|e| format!("invalid tuple at {e}"))?;
-                let k = c.encode(&t).map_err(|e| format!("cannot encode: {e}"))?;
-                Ok(hex::encode(k))
+                let (t, flags) = key_from_json(&j).map_err(|e| format!("invalid tuple at {e}"))?;
+                let k = if flags.iter().all(OrderFlags::is_empty) {
+                    c.encode(&t)
+                } else if let CodecName::Native = codec.codec {
+                    let orders = flags
+                        .iter()
+                        .enumerate()
+                        .map(|(i, f)| f.over(schema_orders.get(i).copied().unwrap_or_default()))
+                        .collect();
+                    NativeCodec::with_orders(orders).encode(&t)
+                } else {
+                    return Err(
+                        "\"desc\"/\"nulls\" in the JSON apply to --codec native only (use --schema)"
+                            .to_owned(),
+                    );
+                };
+                Ok(hex::encode(k.map_err(|e| format!("cannot encode: {e}"))?))
             })
         }
         KeyCommand::Decode { codec, typed, hex } => {
             let c = make_codec(&codec)?;
+            let native = matches!(codec.codec, CodecName::Native);
             each_input(hex, |text| {
                 let bytes = hex::decode(text.trim()).map_err(|e| format!("invalid hex: {e}"))?;
+                // Decoding with the codec checks the key against --schema, if any.
                 let t = c.decode(&bytes).map_err(|e| e.to_string())?;
-                Ok(tuple_to_json(&t, typed).to_string())
+                if native {
+                    let items = decode_with_orders(&bytes).map_err(|e| e.to_string())?;
+                    Ok(key_to_json(&items, typed).to_string())
+                } else {
+                    Ok(tuple_to_json(&t, typed).to_string())
+                }
             })
         }
         KeyCommand::Stripe { pk, hex } => {

@@ -1,12 +1,16 @@
 //! `strata kv --db DIR <command>`: raw key-value access to a database directory.
 
-use std::io::{BufRead, IsTerminal, Write};
+use std::io::{IsTerminal, Write};
 use std::ops::Bound;
 use std::path::{Path, PathBuf};
 
 use clap::{Args, Subcommand, ValueEnum};
-use strata_lsm::{Direction, Engine, KeyRange, LsmEngine, LsmOptions, SyncMode, WriteBatch};
+use strata_lsm::{
+    Direction, Engine, KeyRange, LsmEngine, LsmOptions, Partitioner, SyncMode, WriteBatch,
+};
 
+use crate::lines::{utf8, LineError, Lines};
+use crate::record::parse_record;
 use crate::CliError;
 
 /// Arguments of `strata kv`.
@@ -15,6 +19,11 @@ pub struct KvArgs {
     /// Keys and values are hex strings (default: UTF-8 text).
     #[arg(long, global = true)]
     hex: bool,
+    /// The partitioner of a new database (`whole-key`, `fixed-prefix:N`, `native-tuple:N`;
+    /// default whole-key). An existing database uses the one it records; naming another is
+    /// refused.
+    #[arg(long, global = true, value_parser = parse_partitioner)]
+    partitioner: Option<Partitioner>,
     #[command(subcommand)]
     command: KvCommand,
 }
@@ -38,7 +47,9 @@ enum KvCommand {
         /// The key.
         key: String,
     },
-    /// Print `KEY<TAB>VALUE` lines in key order.
+    /// Print one JSON line per record in key order: `{"k":K,"v":V}`, each a JSON string, or
+    /// `{"hex":"..."}` for bytes that are not UTF-8 (with --hex: hex strings). `kv load` reads
+    /// these lines back.
     Scan {
         /// First key (inclusive).
         #[arg(long)]
@@ -56,7 +67,9 @@ enum KvCommand {
         #[arg(long)]
         limit: Option<u64>,
     },
-    /// Write JSON lines `{"k": "...", "v": "..."}` from stdin, in order, in batches.
+    /// Write JSON lines `{"k": K, "v": V}` from stdin (the `kv scan` format: strings, or
+    /// `{"hex":"..."}`), in order, in batches. Lines are at most 16 MiB; a bad line stops the
+    /// load with an error naming it, after committing every line before it.
     Load {
         /// Durability of each batch.
         #[arg(long, value_enum, default_value_t = SyncArg::Always)]
@@ -65,8 +78,12 @@ enum KvCommand {
         #[arg(long)]
         ack: bool,
     },
-    /// Verify every checksum of the database (exit code 0 when every file verifies).
+    /// Read every file of the database without changing anything and list every problem
+    /// (file and offset); exit code 0 when there is none, 1 otherwise.
     Check,
+    /// Recover what can be recovered from a damaged database: damaged files are moved
+    /// aside (never deleted) and what was lost is listed.
+    Repair,
     /// Print sizes and counts as JSON.
     Stats,
 }
@@ -95,28 +112,42 @@ fn encode(b: &[u8], hex: bool) -> Vec<u8> {
     }
 }
 
+fn parse_partitioner(s: &str) -> Result<Partitioner, String> {
+    Partitioner::parse(s)
+}
+
 fn engine_err(e: strata_lsm::Error) -> CliError {
-    match e {
-        strata_lsm::Error::InvalidArgument(m) => CliError::input(m),
-        other => CliError::failure(other.to_string()),
+    CliError::engine(e)
+}
+
+fn options(sync: SyncMode, partitioner: &Option<Partitioner>) -> LsmOptions {
+    LsmOptions {
+        sync,
+        partitioner: partitioner.clone(),
+        ..LsmOptions::default()
     }
 }
 
-fn open(dir: &Path, sync: SyncMode, must_exist: bool) -> Result<LsmEngine, CliError> {
-    if must_exist && !dir.join("CURRENT").exists() {
+/// Opens the database for writing (creating it if needed); fails at once (exit code 3) when
+/// another process has it open.
+fn open(
+    dir: &Path,
+    sync: SyncMode,
+    partitioner: &Option<Partitioner>,
+) -> Result<LsmEngine, CliError> {
+    LsmEngine::open(dir, options(sync, partitioner)).map_err(engine_err)
+}
+
+/// Opens an existing database for reading: writes nothing, shares the directory with other
+/// readers, fails at once (exit code 3) while a writer has it open.
+fn open_read_only(dir: &Path, partitioner: &Option<Partitioner>) -> Result<LsmEngine, CliError> {
+    if !dir.join("CURRENT").exists() {
         return Err(CliError::failure(format!(
             "no database at {}",
             dir.display()
         )));
     }
-    LsmEngine::open(
-        dir,
-        LsmOptions {
-            sync,
-            ..LsmOptions::default()
-        },
-    )
-    .map_err(engine_err)
+    LsmEngine::open_read_only(dir, options(SyncMode::Always, partitioner)).map_err(engine_err)
 }
 
 fn stdout_err(e: std::io::Error) -> CliError {
@@ -127,10 +158,11 @@ fn stdout_err(e: std::io::Error) -> CliError {
 pub fn run(args: KvArgs, db: Option<PathBuf>) -> Result<u8, CliError> {
     let dir = db.ok_or_else(|| CliError::input("strata kv needs --db DIR"))?;
     let hex = args.hex;
+    let part = args.partitioner;
     match args.command {
         KvCommand::Put { key, value } => {
             let (k, v) = (decode(&key, hex, "key")?, decode(&value, hex, "value")?);
-            let e = open(&dir, SyncMode::Always, false)?;
+            let e = open(&dir, SyncMode::Always, &part)?;
             let mut b = WriteBatch::new();
             b.put(k, v);
             e.write(b).map_err(engine_err)?;
@@ -139,7 +171,7 @@ pub fn run(args: KvArgs, db: Option<PathBuf>) -> Result<u8, CliError> {
         }
         KvCommand::Del { key } => {
             let k = decode(&key, hex, "key")?;
-            let e = open(&dir, SyncMode::Always, false)?;
+            let e = open(&dir, SyncMode::Always, &part)?;
             let mut b = WriteBatch::new();
             b.delete(k);
             e.write(b).map_err(engine_err)?;
@@ -148,7 +180,7 @@ pub fn run(args: KvArgs, db: Option<PathBuf>) -> Result<u8, CliError> {
         }
         KvCommand::Get { key } => {
             let k = decode(&key, hex, "key")?;
-            let e = open(&dir, SyncMode::Always, true)?;
+            let e = open_read_only(&dir, &part)?;
             let v = e.get(&k).map_err(engine_err)?;
             e.close().map_err(engine_err)?;
             match v {
@@ -192,7 +224,7 @@ pub fn run(args: KvArgs, db: Option<PathBuf>) -> Result<u8, CliError> {
                     range.end = Bound::Excluded(x);
                 }
             }
-            let e = open(&dir, SyncMode::Always, true)?;
+            let e = open_read_only(&dir, &part)?;
             let dir = if reverse {
                 Direction::Reverse
             } else {
@@ -205,24 +237,16 @@ pub fn run(args: KvArgs, db: Option<PathBuf>) -> Result<u8, CliError> {
                     break;
                 }
                 let (k, v) = item.map_err(engine_err)?;
-                out.write_all(&encode(&k, hex)).map_err(stdout_err)?;
-                out.write_all(b"\t").map_err(stdout_err)?;
-                out.write_all(&encode(&v, hex)).map_err(stdout_err)?;
-                out.write_all(b"\n").map_err(stdout_err)?;
+                crate::record::write_record(&mut out, &k, &v, hex).map_err(stdout_err)?;
             }
             out.flush().map_err(stdout_err)?;
             Ok(0)
         }
-        KvCommand::Load { sync, ack } => load(&dir, hex, sync, ack),
-        KvCommand::Check => {
-            let e = open(&dir, SyncMode::Always, true)?;
-            let r = e.verify().map_err(engine_err)?;
-            e.close().map_err(engine_err)?;
-            println!("ok: {} files, {} entries verified", r.files, r.entries);
-            Ok(0)
-        }
+        KvCommand::Load { sync, ack } => load(&dir, hex, sync, ack, &part),
+        KvCommand::Check => check(&dir),
+        KvCommand::Repair => repair(&dir, &part),
         KvCommand::Stats => {
-            let e = open(&dir, SyncMode::Always, true)?;
+            let e = open_read_only(&dir, &part)?;
             let s = e.stats().map_err(engine_err)?;
             e.close().map_err(engine_err)?;
             let j = serde_json::json!({
@@ -239,15 +263,94 @@ pub fn run(args: KvArgs, db: Option<PathBuf>) -> Result<u8, CliError> {
     }
 }
 
+/// `kv check`: every problem on stdout (`FILE at offset N: WHAT`), then notes and a summary;
+/// exit code 1 when there is a problem.
+fn check(dir: &Path) -> Result<u8, CliError> {
+    if !dir.join("CURRENT").exists() && !dir.is_dir() {
+        return Err(CliError::failure(format!(
+            "no database at {}",
+            dir.display()
+        )));
+    }
+    let r = strata_lsm::check(dir, None).map_err(engine_err)?;
+    let mut out = std::io::stdout().lock();
+    for p in &r.problems {
+        writeln!(out, "{p}").map_err(stdout_err)?;
+    }
+    for n in &r.notes {
+        writeln!(out, "note: {n}").map_err(stdout_err)?;
+    }
+    if !r.is_ok() {
+        out.flush().map_err(stdout_err)?;
+        return Err(CliError::failure(format!(
+            "{} problem(s) in {} (see above; `strata kv repair` recovers what can be recovered)",
+            r.problems.len(),
+            dir.display()
+        )));
+    }
+    writeln!(
+        out,
+        "ok: {} SSTs ({} entries) and {} WAL records verified",
+        r.ssts, r.entries, r.wal_records
+    )
+    .map_err(stdout_err)?;
+    Ok(0)
+}
+
+/// `kv repair`: what was done (`repaired: ...`) and what was lost (`lost: ...`).
+fn repair(dir: &Path, partitioner: &Option<Partitioner>) -> Result<u8, CliError> {
+    if !dir.is_dir() {
+        return Err(CliError::failure(format!(
+            "no database at {}",
+            dir.display()
+        )));
+    }
+    let r = strata_lsm::repair(dir, options(SyncMode::Always, partitioner)).map_err(engine_err)?;
+    let mut out = std::io::stdout().lock();
+    if r.nothing_to_do() {
+        writeln!(out, "ok: nothing to repair").map_err(stdout_err)?;
+        return Ok(0);
+    }
+    for p in &r.problems {
+        writeln!(out, "found: {p}").map_err(stdout_err)?;
+    }
+    for a in &r.actions {
+        writeln!(out, "repaired: {a}").map_err(stdout_err)?;
+    }
+    for l in &r.lost {
+        writeln!(out, "lost: {l}").map_err(stdout_err)?;
+    }
+    if let Some(m) = &r.moved_to {
+        writeln!(out, "kept: files moved aside are in {}", m.display()).map_err(stdout_err)?;
+    }
+    if r.lost.is_empty() {
+        writeln!(out, "ok: nothing was lost").map_err(stdout_err)?;
+    }
+    let after = strata_lsm::check(dir, None).map_err(engine_err)?;
+    if !after.is_ok() {
+        return Err(CliError::failure(format!(
+            "{} problem(s) remain after the repair (`strata kv check` lists them)",
+            after.problems.len()
+        )));
+    }
+    Ok(0)
+}
+
 /// Most records in one batch of `load`.
 const LOAD_BATCH: usize = 1000;
 
-fn load(dir: &Path, hex: bool, sync: SyncArg, ack: bool) -> Result<u8, CliError> {
+fn load(
+    dir: &Path,
+    hex: bool,
+    sync: SyncArg,
+    ack: bool,
+    partitioner: &Option<Partitioner>,
+) -> Result<u8, CliError> {
     let mode = match sync {
         SyncArg::Always => SyncMode::Always,
         SyncArg::None => SyncMode::None,
     };
-    let e = open(dir, mode, false)?;
+    let e = open(dir, mode, partitioner)?;
     let bar = if std::io::stderr().is_terminal() {
         let b = indicatif::ProgressBar::new_spinner();
         b.set_style(
@@ -258,12 +361,10 @@ fn load(dir: &Path, hex: bool, sync: SyncArg, ack: bool) -> Result<u8, CliError>
     } else {
         None
     };
-    let mut input = std::io::BufReader::with_capacity(1 << 16, std::io::stdin().lock());
+    let mut input = Lines::new(std::io::stdin().lock());
     let mut out = std::io::stdout().lock();
     let mut batch = WriteBatch::new();
     let mut done: u64 = 0;
-    let mut line_no: u64 = 0;
-    let mut line = String::new();
     let mut commit = |batch: &mut WriteBatch, done: &mut u64| -> Result<(), CliError> {
         if batch.ops.is_empty() {
             return Ok(());
@@ -281,26 +382,36 @@ fn load(dir: &Path, hex: bool, sync: SyncArg, ack: bool) -> Result<u8, CliError>
         Ok(())
     };
     loop {
-        line.clear();
-        let n = input
-            .read_line(&mut line)
-            .map_err(|e| CliError::failure(format!("cannot read stdin: {e}")))?;
-        if n == 0 {
-            break;
-        }
-        line_no += 1;
-        let t = line.trim();
-        if !t.is_empty() {
-            let rec = parse_record(t, hex).map_err(|m| {
+        let rec = match input.next_line() {
+            Ok(None) => break,
+            Ok(Some((line_no, line))) => utf8(line, line_no)
+                .and_then(|t| {
+                    let t = t.trim();
+                    if t.is_empty() {
+                        return Ok(None);
+                    }
+                    parse_record(t, hex)
+                        .map(Some)
+                        .map_err(|m| format!("line {line_no}: {m}"))
+                })
+                .map_err(|m| CliError::input(format!("stdin {m}"))),
+            Err(e @ LineError::TooLong { .. }) => Err(CliError::input(format!("stdin {e}"))),
+            Err(e @ LineError::Io { .. }) => Err(CliError::failure(format!("stdin {e}"))),
+        };
+        match rec {
+            Ok(Some((k, v))) => {
+                batch.put(k, v);
+            }
+            Ok(None) => {}
+            Err(err) => {
                 // Keep what came before the bad line.
-                let _ = commit(&mut batch, &mut done);
-                CliError::input(format!("stdin line {line_no}: {m}"))
-            })?;
-            batch.put(rec.0, rec.1);
+                commit(&mut batch, &mut done)?;
+                return Err(err);
+            }
         }
         // Commit when the batch is full or when no more input is waiting: a slow producer
         // gets small batches (and prompt acks), a fast one large batches.
-        if batch.ops.len() >= LOAD_BATCH || input.buffer().is_empty() {
+        if batch.ops.len() >= LOAD_BATCH || !input.has_buffered() {
             commit(&mut batch, &mut done)?;
         }
     }
@@ -310,20 +421,4 @@ fn load(dir: &Path, hex: bool, sync: SyncArg, ack: bool) -> Result<u8, CliError>
         b.finish_and_clear();
     }
     Ok(0)
-}
-
-fn parse_record(line: &str, hex: bool) -> Result<(Vec<u8>, Vec<u8>), String> {
-    let v: serde_json::Value = serde_json::from_str(line).map_err(|e| format!("not JSON: {e}"))?;
-    let field = |name: &str| -> Result<Vec<u8>, String> {
-        let s = v
-            .get(name)
-            .and_then(|x| x.as_str())
-            .ok_or_else(|| format!("missing string field {name:?}"))?;
-        if hex {
-            hex::decode(s).map_err(|e| format!("field {name:?} is not hex: {e}"))
-        } else {
-            Ok(s.as_bytes().to_vec())
-        }
-    };
-    Ok((field("k")?, field("v")?))
 }

@@ -11,7 +11,10 @@ mod error;
 mod hyperdb;
 mod key;
 mod kv;
+mod serve;
 mod table;
+
+use strata_cli::{lines, record};
 
 pub use error::CliError;
 
@@ -38,9 +41,27 @@ enum Command {
     Hyperdb(hyperdb::HyperdbArgs),
     /// The centidb record store: collections, indexes, counters, batch compression.
     Centidb(centidb::CentidbArgs),
+    /// A DynamoDB-compatible HTTP endpoint (AWS SDKs and CLI talk to it).
+    Serve(serve::ServeArgs),
+}
+
+/// Restores the default action of SIGPIPE (terminate the process), which Rust's runtime sets
+/// to "ignore" before `main`. Then output into a closed pipe (`strata kv scan | head -1`)
+/// ends the process quietly — exit status 141 in a shell, like `cat` or `grep` — instead of
+/// failing every later write with EPIPE (and panicking in `println!`). One mechanism for the
+/// whole binary, whatever subcommand writes. Nothing is lost: a write is acknowledged only
+/// after the engine has it (the same guarantee as under `kill -9`).
+fn default_sigpipe() {
+    // SAFETY: `signal` with a valid signal number and `SIG_DFL` only changes this process's
+    // disposition of SIGPIPE; it runs first thing in `main`, before any thread is spawned, and
+    // touches no memory of ours. Tested by the `closed_pipe` tests (real processes).
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
 }
 
 fn main() -> ExitCode {
+    default_sigpipe();
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
@@ -65,6 +86,7 @@ fn main() -> ExitCode {
         Command::Table(a) => table::run(a, cli.db),
         Command::Hyperdb(a) => hyperdb::run(a),
         Command::Centidb(a) => centidb::run(a, cli.db),
+        Command::Serve(a) => serve::run(a, cli.db),
     };
     match result {
         Ok(code) => ExitCode::from(code),

@@ -4,13 +4,14 @@
 //! prints the item, or nothing with exit code 1; `query` and `scan` print one item per line
 //! and then, when more items may follow, `{"last_key":{...}}` (pass that object as `after`).
 
-use std::io::{BufRead, IsTerminal, Write};
+use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
 use serde_json::Value as Json;
-use strata::{json as sj, Batch, Db, Error, Page, Table, TableSchema};
+use strata::{json as sj, Batch, Db, Error, Rows, Table, TableSchema};
 
+use crate::lines::{utf8, LineError, Lines};
 use crate::CliError;
 
 /// Arguments of `strata table`.
@@ -75,10 +76,10 @@ enum TableCommand {
 }
 
 fn db_error(e: Error) -> CliError {
-    if e.is_invalid_input() {
-        CliError::input(e.to_string())
-    } else {
-        CliError::failure(e.to_string())
+    match e {
+        Error::Engine(e) => CliError::engine(e),
+        e if e.is_invalid_input() => CliError::input(e.to_string()),
+        e => CliError::failure(e.to_string()),
     }
 }
 
@@ -98,7 +99,33 @@ fn out_line(out: &mut impl Write, j: &Json) -> Result<(), CliError> {
 /// Runs `strata table`.
 pub fn run(args: TableArgs, db: Option<PathBuf>) -> Result<u8, CliError> {
     let dir = db.ok_or_else(|| CliError::input("table: --db DIR is required"))?;
-    let db = Db::open(&dir).map_err(|e| CliError::failure(format!("{}: {e}", dir.display())))?;
+    // Commands that only read open the database read-only: they write nothing, share it
+    // with other readers, and fail at once (exit code 3) while a writer has it open.
+    let reads_only = matches!(
+        args.command,
+        TableCommand::List
+            | TableCommand::Get { .. }
+            | TableCommand::Query { .. }
+            | TableCommand::Scan { .. }
+    );
+    let opened = if reads_only {
+        if !dir.join("CURRENT").exists() {
+            return Err(CliError::failure(format!(
+                "no database at {}",
+                dir.display()
+            )));
+        }
+        Db::open_read_only(&dir)
+    } else {
+        Db::open(&dir)
+    };
+    let db = opened.map_err(|e| {
+        let e = db_error(e);
+        CliError {
+            code: e.code,
+            message: format!("{}: {}", dir.display(), e.message),
+        }
+    })?;
     let code = run_on(args.command, &db);
     let closed = db.close().map_err(db_error);
     let code = code?;
@@ -161,7 +188,7 @@ fn run_on(cmd: TableCommand, db: &Db) -> Result<u8, CliError> {
         TableCommand::Query { name, request } => {
             let t = table(db, &name)?;
             let q = sj::query_for_table(&t, &parse_json(&request, "query")?).map_err(db_error)?;
-            print_page(&mut out, &t, t.query(&q).map_err(db_error)?)?;
+            print_rows(&mut out, &t, t.query_rows(&q).map_err(db_error)?)?;
         }
         TableCommand::Scan { name, request } => {
             let t = table(db, &name)?;
@@ -170,18 +197,19 @@ fn run_on(cmd: TableCommand, db: &Db) -> Result<u8, CliError> {
                 None => Json::Object(Default::default()),
             };
             let s = sj::scan_for_table(&t, &j).map_err(db_error)?;
-            print_page(&mut out, &t, t.scan(&s).map_err(db_error)?)?;
+            print_rows(&mut out, &t, t.scan_rows(&s).map_err(db_error)?)?;
         }
     }
     out.flush()?;
     Ok(0)
 }
 
-fn print_page(out: &mut impl Write, t: &Table, page: Page) -> Result<(), CliError> {
-    for it in &page.items {
-        out_line(out, &sj::item_to_json(it))?;
+/// Prints the items as they are read (memory stays bounded), then the last key if any.
+fn print_rows(out: &mut impl Write, t: &Table, mut rows: Rows) -> Result<(), CliError> {
+    for item in rows.by_ref() {
+        out_line(out, &sj::item_to_json(&item.map_err(db_error)?))?;
     }
-    if let Some(k) = &page.last_key {
+    if let Some(k) = rows.last_key() {
         out_line(
             out,
             &serde_json::json!({ "last_key": sj::key_to_json(t, k) }),
@@ -216,21 +244,32 @@ fn bulk_put(db: &Db, t: &Table, if_not_exists: bool) -> Result<(), CliError> {
         let b = std::mem::take(batch);
         db.write(b).map_err(db_error)
     };
-    for (i, line) in stdin.lock().lines().enumerate() {
-        let lineno = i + 1;
-        let line = line.map_err(|e| CliError::failure(format!("stdin line {lineno}: {e}")))?;
-        if line.trim().is_empty() {
-            continue;
-        }
-        let parsed = serde_json::from_str::<Json>(&line)
-            .map_err(|e| {
-                CliError::input(format!(
-                    "line {lineno}: invalid JSON at column {}: {e}",
-                    e.column()
-                ))
-            })
-            .and_then(|j| {
-                sj::item_for_table(t, &j).map_err(|e| {
+    let mut input = Lines::new(stdin.lock());
+    loop {
+        let (lineno, line) = match input.next_line() {
+            Ok(Some(l)) => l,
+            Ok(None) => break,
+            Err(e) => {
+                flush(&mut batch)?;
+                return Err(match e {
+                    LineError::TooLong { .. } => CliError::input(e.to_string()),
+                    LineError::Io { .. } => CliError::failure(e.to_string()),
+                });
+            }
+        };
+        let parsed = utf8(line, lineno)
+            .map_err(CliError::input)
+            .and_then(|text| {
+                if text.trim().is_empty() {
+                    return Ok(None);
+                }
+                let j = serde_json::from_str::<Json>(text).map_err(|e| {
+                    CliError::input(format!(
+                        "line {lineno}: invalid JSON at column {}: {e}",
+                        e.column()
+                    ))
+                })?;
+                sj::item_for_table(t, &j).map(Some).map_err(|e| {
                     let c = db_error(e);
                     CliError {
                         code: c.code,
@@ -239,8 +278,10 @@ fn bulk_put(db: &Db, t: &Table, if_not_exists: bool) -> Result<(), CliError> {
                 })
             });
         let item = match parsed {
-            Ok(it) => it,
+            Ok(Some(it)) => it,
+            Ok(None) => continue,
             Err(e) => {
+                // Keep every line before the bad one.
                 flush(&mut batch)?;
                 return Err(e);
             }
@@ -249,7 +290,14 @@ fn bulk_put(db: &Db, t: &Table, if_not_exists: bool) -> Result<(), CliError> {
             t.put_if_not_exists(&item)
                 .map_err(|e| CliError::failure(format!("line {lineno}: {e}")))?;
         } else {
-            batch.put(t, &item).map_err(db_error)?;
+            if let Err(e) = batch.put(t, &item) {
+                flush(&mut batch)?;
+                let c = db_error(e);
+                return Err(CliError {
+                    code: c.code,
+                    message: format!("line {lineno}: {}", c.message),
+                });
+            }
             if batch.len() >= BULK_BATCH {
                 flush(&mut batch)?;
             }

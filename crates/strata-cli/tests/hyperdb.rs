@@ -41,7 +41,17 @@ fn vector(name: &str) -> Value {
 
 fn create_from(v: &Value, dir: &Path) {
     let sk = v["keyPairs"]["source"]["secretKey"].as_str().unwrap();
-    let out = ok(&["create", dir.to_str().unwrap(), "--secret-key", sk], None);
+    let sk_file = dir.with_extension("sk");
+    std::fs::write(&sk_file, sk).unwrap();
+    let out = ok(
+        &[
+            "create",
+            dir.to_str().unwrap(),
+            "--secret-key-file",
+            sk_file.to_str().unwrap(),
+        ],
+        None,
+    );
     assert_eq!(
         out.trim(),
         v["keyPairs"]["source"]["publicKey"].as_str().unwrap()
@@ -164,18 +174,16 @@ fn errors_are_one_line_with_nonzero_exit() {
     assert_ne!(out.status.code(), Some(0));
     assert_eq!(String::from_utf8_lossy(&out.stderr).lines().count(), 1);
     // Bad secret key: invalid input.
-    assert_eq!(
-        strata(&["create", d, "--secret-key", "zz"], None)
-            .status
-            .code(),
-        Some(2)
-    );
-    assert_eq!(
-        strata(&["create", d, "--secret-key", "00"], None)
-            .status
-            .code(),
-        Some(2)
-    );
+    let sk = tmp.path().join("sk");
+    for bad in ["zz", "00"] {
+        std::fs::write(&sk, bad).unwrap();
+        let out = strata(
+            &["create", d, "--secret-key-file", sk.to_str().unwrap()],
+            None,
+        );
+        assert_eq!(out.status.code(), Some(2));
+        assert_eq!(String::from_utf8_lossy(&out.stderr).lines().count(), 1);
+    }
     ok(&["create", d], None);
     // Creating twice fails.
     assert_ne!(strata(&["create", d], None).status.code(), Some(0));

@@ -11,12 +11,14 @@ fn strata(args: &[&str], stdin: Option<&str>) -> Output {
         .stderr(Stdio::piped())
         .spawn()
         .expect("spawn strata");
-    if let Some(s) = stdin {
-        child.stdin.take().unwrap().write_all(s.as_bytes()).unwrap();
-    } else {
-        drop(child.stdin.take());
-    }
-    child.wait_with_output().unwrap()
+    // Feed stdin from another thread: with large inputs and outputs, writing all of stdin
+    // before reading stdout would deadlock on full pipes.
+    let mut input = child.stdin.take().unwrap();
+    let data = stdin.unwrap_or("").to_owned();
+    let feeder = std::thread::spawn(move || input.write_all(data.as_bytes()));
+    let out = child.wait_with_output().unwrap();
+    feeder.join().unwrap().unwrap();
+    out
 }
 
 fn ok(args: &[&str], stdin: Option<&str>) -> String {
@@ -154,8 +156,44 @@ fn native_schema_orders() {
         None,
     );
     assert!(a < b);
-    // Keys are self-describing: decoding needs no schema.
-    assert_eq!(ok(&["key", "decode", a.trim()], None), "[\"u\",2]\n");
+    // Keys are self-describing: decoding needs no schema, and says which fields are
+    // descending, so that encoding the output gives the key back.
+    let d = ok(&["key", "decode", a.trim()], None);
+    assert_eq!(d, "[\"u\",{\"desc\":true,\"t\":\"int\",\"v\":\"2\"}]\n");
+    assert_eq!(ok(&["key", "encode", d.trim()], None), a);
+    // Flags in the JSON override --schema; elements without flags follow --schema.
+    assert_eq!(
+        ok(&["key", "encode", "--schema", "desc,asc", d.trim()], None),
+        ok(
+            &["key", "encode", "--schema", "desc,desc", r#"["u", 2]"#],
+            None
+        )
+    );
+    let n = ok(
+        &[
+            "key",
+            "encode",
+            "--schema",
+            "any,nulls_last",
+            r#"["u", null]"#,
+        ],
+        None,
+    );
+    assert_eq!(
+        ok(&["key", "decode", n.trim()], None),
+        "[\"u\",{\"nulls\":\"last\",\"t\":\"null\"}]\n"
+    );
+    let e = invalid(
+        &[
+            "key",
+            "encode",
+            "--codec",
+            "fdb",
+            r#"[{"t":"int","v":"1","desc":true}]"#,
+        ],
+        None,
+    );
+    assert!(e.contains("native only"), "{e}");
 }
 
 #[test]
@@ -219,4 +257,131 @@ fn invalid_input_exits_2_with_one_line() {
     assert!(e.contains("line 2"), "{e}");
     invalid(&["key", "stripe", "--hex", "z"], None);
     invalid(&["key", "frobnicate"], None);
+}
+
+/// A deterministic generator of valid native keys: every kind, descending fields, nulls-last
+/// NULLs, nested tuples.
+struct Gen(u64);
+
+impl Gen {
+    fn next(&mut self) -> u64 {
+        // xorshift64*
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+
+    fn value(&mut self, depth: usize) -> strata_key::Value {
+        use strata_key::{Decimal, Time, Tuple, Value};
+        match self.below(if depth < 3 { 14 } else { 13 }) {
+            0 => Value::Null,
+            1 => Value::Bool(self.below(2) == 1),
+            2 => Value::Int(self.next() as i64 as i128 >> self.below(64)),
+            3 => Value::Int((self.next() as i128) << 64 | self.next() as i128),
+            4 => Value::Float(f64::from_bits(self.next())),
+            5 => Value::Float(
+                [0.0, -0.0, 1.5, f64::INFINITY, f64::NAN, 1e300, -2.5e-300][self.below(7) as usize],
+            ),
+            6 => Value::F32(f32::from_bits(self.next() as u32)),
+            7 => Value::Text(
+                ["", "a", "a\u{0}b", "é\n\"", "\u{10ffff}"][self.below(5) as usize].to_owned(),
+            ),
+            8 => Value::Bytes((0..self.below(5)).map(|_| self.next() as u8).collect()),
+            9 => uuid_from(self.next(), self.next()),
+            10 => Value::Time(
+                Time::new(
+                    self.next() as i64 >> 20,
+                    (self.below(1_000_000_000)) as u32,
+                    3600,
+                )
+                .unwrap(),
+            ),
+            11 | 12 => Value::Decimal(
+                Decimal::from_parts(
+                    self.below(2) == 1,
+                    self.next() as u128,
+                    self.below(400) as i32 - 200,
+                )
+                .unwrap(),
+            ),
+            _ => Value::Tuple(Tuple(
+                (0..self.below(3)).map(|_| self.value(depth + 1)).collect(),
+            )),
+        }
+    }
+}
+
+fn uuid_from(a: u64, b: u64) -> strata_key::Value {
+    let hex = format!("{a:016x}{b:016x}");
+    strata_key::json::value_from_json(&serde_json::json!({"t": "uuid", "hex": hex})).unwrap()
+}
+
+#[test]
+fn decode_then_encode_gives_every_key_back() {
+    use strata_key::codec::native::{NativeCodec, Order};
+    use strata_key::TupleCodec;
+    let mut g = Gen(0x9e37_79b9_7f4a_7c15);
+    let mut hexes = String::new();
+    for _ in 0..2500 {
+        let n = g.below(5) as usize;
+        let t: Vec<_> = (0..n).map(|_| g.value(0)).collect();
+        let orders = (0..n)
+            .map(|_| Order {
+                descending: g.below(2) == 1,
+                nulls_last: g.below(2) == 1,
+            })
+            .collect();
+        let k = NativeCodec::with_orders(orders).encode(&t).unwrap();
+        hexes.push_str(&hex::encode(k));
+        hexes.push('\n');
+    }
+    for typed in [false, true] {
+        let mut args = vec!["key", "decode"];
+        if typed {
+            args.push("--typed");
+        }
+        let json = ok(&args, Some(&hexes));
+        let back = ok(&["key", "encode"], Some(&json));
+        let bad: Vec<(&str, &str, &str)> = hexes
+            .lines()
+            .zip(json.lines())
+            .zip(back.lines())
+            .filter(|((h, _), b)| h != b)
+            .map(|((h, j), b)| (h, j, b))
+            .collect();
+        assert!(
+            bad.is_empty(),
+            "typed={typed}: {} of 2500 keys do not round-trip, e.g. {:?}",
+            bad.len(),
+            bad.first()
+        );
+    }
+}
+
+#[test]
+fn json_numbers_beyond_f64_are_refused() {
+    for t in [
+        "[1e400]",
+        "[-1e400]",
+        r#"[{"t":"f64","v":1e999}]"#,
+        r#"[{"t":"f32","v":1e39}]"#,
+    ] {
+        let e = invalid(&["key", "encode", t], None);
+        assert!(e.contains("range"), "{t}: {e}");
+    }
+    // Explicit bits still give an infinity, and a decimal takes any exponent in its range.
+    ok(
+        &[
+            "key",
+            "encode",
+            r#"[{"t":"f64","bits":"7ff0000000000000"}]"#,
+        ],
+        None,
+    );
+    ok(&["key", "encode", r#"[{"t":"decimal","v":"1e400"}]"#], None);
 }

@@ -9,6 +9,7 @@ use prost::Message;
 
 use crate::cache::NodeCache;
 use crate::error::{Error, Result};
+use crate::lock::{lock_dir, lock_path, DirLock, LockMode};
 use crate::messages::{self, Entry};
 use crate::node::{Inflation, Node};
 use crate::path;
@@ -69,21 +70,28 @@ pub struct Hyperdb {
     content_feed: Option<[u8; 32]>,
     watchers: RefCell<Vec<WatchState>>,
     dir: Option<PathBuf>,
+    /// The directory's lock, for databases on disk.
+    lock: Option<DirLock>,
 }
 
 impl Hyperdb {
     /// Creates a database in `dir` (`dir/source/` holds the feed), as `hyperdb('DIR')` does.
+    ///
+    /// Holds the directory's lock exclusively until dropped (see [`Hyperdb::open`]).
     pub fn create(dir: &Path, opts: CreateOptions) -> Result<Hyperdb> {
-        let source = dir.join("source");
-        if source.join("key").exists() {
+        let (lock, key_len) = lock_dir(dir, LockMode::Exclusive, true)?;
+        if key_len > 0 {
             return Err(Error::Invalid(format!(
                 "{} already holds a database",
                 dir.display()
             )));
         }
+        let source = dir.join("source");
         let files = FeedFiles::disk(&source, true, true).map_err(|e| Error::io(&source, e))?;
         let mut db = Hyperdb::create_in(files, opts, Some(dir))?;
+        db.feed.sync()?;
         db.dir = Some(dir.to_path_buf());
+        db.lock = Some(lock);
         Ok(db)
     }
 
@@ -125,46 +133,70 @@ impl Hyperdb {
             content_feed,
             watchers: Default::default(),
             dir: None,
+            lock: None,
         })
     }
 
     /// Opens the database in `dir`: writable when `dir/source/secret_key` holds the key,
     /// otherwise read-only.
+    ///
+    /// One process writes a directory at a time: this takes an exclusive OS lock (on
+    /// `dir/source/key`), held until the database is dropped, and fails at once with
+    /// [`Error::Locked`] while another process has the directory open (to read or write).
     pub fn open(dir: &Path) -> Result<Hyperdb> {
         Hyperdb::open_with(dir, true)
     }
 
     /// Opens the database in `dir` read-only (the secret key is not read, nothing is written).
+    /// Takes the directory's lock shared: any number of readers, but [`Error::Locked`] while a
+    /// writer has it.
     pub fn open_read_only(dir: &Path) -> Result<Hyperdb> {
         Hyperdb::open_with(dir, false)
     }
 
-    fn open_with(dir: &Path, writable: bool) -> Result<Hyperdb> {
-        let source = dir.join("source");
-        if !source.join("key").exists() {
+    fn check_exists(dir: &Path) -> Result<()> {
+        if !lock_path(dir).exists() {
             return Err(Error::Invalid(format!(
                 "no database in {} (missing source/key)",
                 dir.display()
             )));
         }
+        Ok(())
+    }
+
+    fn open_with(dir: &Path, writable: bool) -> Result<Hyperdb> {
+        Hyperdb::check_exists(dir)?;
+        let mode = if writable {
+            LockMode::Exclusive
+        } else {
+            LockMode::Shared
+        };
+        let (lock, _) = lock_dir(dir, mode, false)?;
+        let source = dir.join("source");
         let files = FeedFiles::disk(&source, false, writable).map_err(|e| Error::io(&source, e))?;
         let mut db = Hyperdb::open_files(files, writable)?;
         db.dir = Some(dir.to_path_buf());
+        db.lock = Some(lock);
         Ok(db)
     }
 
-    /// Recomputes the merkle tree of `dir/source/` and checks every signature, without decoding
-    /// any entry. Returns the number of signatures checked.
+    /// Checks the database in `dir/source/` without decoding any entry: the headers of the
+    /// `tree`, `signatures` and `bitfield` files, that `secret_key` (when present) belongs to
+    /// the public key, the merkle tree recomputed from the data, and every signature. Returns
+    /// the number of signatures checked. Takes the directory's lock shared.
     pub fn verify_dir(dir: &Path) -> Result<u64> {
+        Hyperdb::check_exists(dir)?;
+        let (_lock, _) = lock_dir(dir, LockMode::Shared, false)?;
         let source = dir.join("source");
-        if !source.join("key").exists() {
-            return Err(Error::Invalid(format!(
-                "no database in {} (missing source/key)",
-                dir.display()
-            )));
-        }
         let files = FeedFiles::disk(&source, false, false).map_err(|e| Error::io(&source, e))?;
-        Feed::open(files, false)?.verify()
+        let feed = Feed::open(files, false)?;
+        feed.verify_files()?;
+        feed.verify()
+    }
+
+    /// Makes every write so far durable (fsync of the feed files).
+    pub fn sync(&mut self) -> Result<()> {
+        self.feed.sync()
     }
 
     /// Opens a database over existing feed files.
@@ -178,6 +210,7 @@ impl Hyperdb {
             content_feed: None,
             watchers: Default::default(),
             dir: None,
+            lock: None,
         };
         if db.feed.len() >= 2 {
             let head = db.node(db.feed.len() - 1)?;

@@ -54,6 +54,13 @@ pub enum Error {
     /// A write on a read-only database (no secret key, or a checkout).
     #[error("the database is read-only: {0}")]
     ReadOnly(&'static str),
+    /// Another process holds the database directory (a writer, or readers while this one
+    /// wants to write): nothing was read or written.
+    #[error("database {} is in use by another process (its lock on source/key is held)", dir.display())]
+    Locked {
+        /// The database directory.
+        dir: PathBuf,
+    },
     /// A malformed argument (version bytes, key, secret key, ...).
     #[error("invalid argument: {0}")]
     Invalid(String),

@@ -16,6 +16,7 @@ pub mod cache;
 pub mod db;
 pub mod error;
 pub mod iter;
+mod lock;
 pub mod messages;
 pub mod node;
 pub mod path;

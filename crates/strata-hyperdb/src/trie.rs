@@ -198,7 +198,7 @@ impl Trie {
             if bits == 0 || bits >= 1 << 5 {
                 return Err(err(at, &format!("bucket bitfield {bits} is not in 1..=31")));
             }
-            if bits & (1 << TERMINATOR) != 0 && index % SEGMENT_DIGITS != 0 {
+            if bits & (1 << TERMINATOR) != 0 && !index.is_multiple_of(SEGMENT_DIGITS) {
                 return Err(err(
                     at,
                     &format!("terminator bucket at index {index}, not a segment boundary"),

@@ -78,7 +78,7 @@ fn ops(seed: u64, n: usize) -> Vec<Value> {
             k.push('/');
             k.push_str(segs[((r >> (8 + 4 * d)) % segs.len() as u64) as usize]);
         }
-        if (r >> 40) % 11 == 0 {
+        if (r >> 40).is_multiple_of(11) {
             k.push('/');
         }
         k
@@ -205,6 +205,12 @@ fn strata_and_the_reference_read_each_other() {
     let db = Hyperdb::open(&js_dir).unwrap();
     db.feed().verify().unwrap();
     assert_eq!(dump(&db, &first), js, "Strata reading the JS directory");
+    // One process opens a directory at a time: a second open fails fast while it is held.
+    assert!(matches!(
+        Hyperdb::open_read_only(&js_dir),
+        Err(strata_hyperdb::Error::Locked { .. })
+    ));
+    drop(db);
 
     // Strata writes the same ops: identical logical content, and JS reads it.
     let rs_dir = tmp.path().join("rs");

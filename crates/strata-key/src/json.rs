@@ -16,12 +16,22 @@
 //! | `time` | `unix_ms` or `unix_ns` (string or number), `utc_offset_s` |
 //! | `tuple` | `items` |
 //! | `decimal` | `v`: decimal string (`"-1.5e-7"`) or number, kept exactly |
+//!
+//! Numbers beyond the `f64` range (`1e400`) are refused, never turned into infinities (JSON has
+//! none; an infinity or NaN is written with `bits`). Tuples nest at most
+//! [`MAX_DEPTH`](crate::MAX_DEPTH) levels.
+//!
+//! **Keys with their orders** ([`key_to_json`], [`key_from_json`]): a top-level typed object may
+//! also carry `"desc": true` (the element is stored descending) and `"nulls": "last"` (a NULL
+//! stored nulls-last), so a native key decodes to JSON that encodes back to the same bytes:
+//! `[{"t":"int","v":"5","desc":true}, {"t":"null","nulls":"last"}]`.
 
 use serde_json::{json, Map, Number, Value as Json};
 
+use crate::codec::native::Order;
 use crate::decimal::Decimal;
 use crate::time::Time;
-use crate::value::{Tuple, Value};
+use crate::value::{Tuple, Value, MAX_DEPTH};
 
 /// A JSON value that is not a valid tuple element; the message names the JSON path at fault.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -49,23 +59,40 @@ fn err(path: &str, reason: impl Into<String>) -> JsonError {
 /// ```
 pub fn tuple_from_json(j: &Json) -> Result<Tuple, JsonError> {
     match j {
-        Json::Array(items) => items_from_json(items, "$"),
+        Json::Array(items) => items_from_json(items, "$", 0),
         _ => Err(err("$", "expected a JSON array")),
     }
 }
 
-fn items_from_json(items: &[Json], path: &str) -> Result<Tuple, JsonError> {
+/// The elements of a tuple whose elements sit at nesting `depth` (0: top-level elements).
+fn items_from_json(items: &[Json], path: &str, depth: usize) -> Result<Tuple, JsonError> {
     items
         .iter()
         .enumerate()
-        .map(|(i, x)| value_from_json_at(x, &format!("{path}[{i}]")))
+        .map(|(i, x)| value_from_json_at(x, &format!("{path}[{i}]"), depth))
         .collect::<Result<Vec<_>, _>>()
         .map(Tuple)
 }
 
-/// Parses one value (see the module docs for the mapping).
+/// Parses one value (see the module docs for the mapping). Tuples may nest
+/// [`MAX_DEPTH`] levels.
 pub fn value_from_json(j: &Json) -> Result<Value, JsonError> {
-    value_from_json_at(j, "$")
+    value_from_json_at(j, "$", 0)
+}
+
+/// A finite `f64` from a JSON number's text: JSON has no infinity, and a number beyond the
+/// `f64` range must not become one silently.
+fn finite_f64(s: &str, path: &str) -> Result<f64, JsonError> {
+    match s.parse::<f64>() {
+        Ok(f) if f.is_finite() => Ok(f),
+        Ok(_) => Err(err(
+            path,
+            format!(
+                "number {s} is out of the f64 range (for an exact decimal write {{\"t\":\"decimal\",\"v\":\"{s}\"}})"
+            ),
+        )),
+        Err(_) => Err(err(path, format!("bad number {s}"))),
+    }
 }
 
 fn number_to_value(n: &Number, path: &str) -> Result<Value, JsonError> {
@@ -76,9 +103,7 @@ fn number_to_value(n: &Number, path: &str) -> Result<Value, JsonError> {
             .map(Value::Int)
             .map_err(|_| err(path, format!("integer {s} out of range")));
     }
-    s.parse::<f64>()
-        .map(Value::Float)
-        .map_err(|_| err(path, format!("bad number {s}")))
+    finite_f64(&s, path).map(Value::Float)
 }
 
 fn int_field(o: &Map<String, Json>, key: &str, path: &str) -> Result<Option<i128>, JsonError> {
@@ -122,18 +147,39 @@ fn hex_field(o: &Map<String, Json>, key: &str, path: &str) -> Result<Option<Vec<
     }
 }
 
-fn value_from_json_at(j: &Json, path: &str) -> Result<Value, JsonError> {
+/// Refuses a tuple that would sit at nesting `depth` (so its level is `depth + 1`).
+fn check_depth(path: &str, depth: usize) -> Result<(), JsonError> {
+    if depth >= MAX_DEPTH {
+        Err(err(
+            path,
+            format!("tuples nested deeper than {MAX_DEPTH} levels"),
+        ))
+    } else {
+        Ok(())
+    }
+}
+
+fn value_from_json_at(j: &Json, path: &str, depth: usize) -> Result<Value, JsonError> {
     match j {
         Json::Null => Ok(Value::Null),
         Json::Bool(b) => Ok(Value::Bool(*b)),
         Json::Number(n) => number_to_value(n, path),
         Json::String(s) => Ok(Value::Text(s.clone())),
-        Json::Array(items) => items_from_json(items, path).map(Value::Tuple),
-        Json::Object(o) => typed_from_json(o, path),
+        Json::Array(items) => {
+            check_depth(path, depth)?;
+            items_from_json(items, path, depth + 1).map(Value::Tuple)
+        }
+        Json::Object(o) => typed_from_json(o, path, depth),
     }
 }
 
-fn typed_from_json(o: &Map<String, Json>, path: &str) -> Result<Value, JsonError> {
+fn typed_from_json(o: &Map<String, Json>, path: &str, depth: usize) -> Result<Value, JsonError> {
+    if let Some(flag) = FLAGS.iter().find(|f| o.contains_key(**f)) {
+        return Err(err(
+            &format!("{path}.{flag}"),
+            "\"desc\" and \"nulls\" apply to the top-level elements of a key only",
+        ));
+    }
     let t = str_field(o, "t", path)?.ok_or_else(|| err(path, "object without a type tag \"t\""))?;
     match t {
         "null" => Ok(Value::Null),
@@ -163,15 +209,17 @@ fn typed_from_json(o: &Map<String, Json>, path: &str) -> Result<Value, JsonError
             } else {
                 match o.get("v") {
                     Some(Json::Number(n)) => {
-                        let f: f64 = n
-                            .to_string()
-                            .parse()
-                            .map_err(|_| err(&format!("{path}.v"), "bad number"))?;
-                        Ok(if t == "f32" {
-                            Value::F32(f as f32)
+                        let vpath = format!("{path}.v");
+                        let f = finite_f64(&n.to_string(), &vpath)?;
+                        if t == "f64" {
+                            return Ok(Value::Float(f));
+                        }
+                        let g = f as f32;
+                        if g.is_finite() {
+                            Ok(Value::F32(g))
                         } else {
-                            Value::Float(f)
-                        })
+                            Err(err(&vpath, format!("number {n} is out of the f32 range")))
+                        }
                     }
                     _ => Err(err(path, "float without \"bits\" or numeric \"v\"")),
                 }
@@ -232,7 +280,8 @@ fn typed_from_json(o: &Map<String, Json>, path: &str) -> Result<Value, JsonError
         }
         "tuple" => match o.get("items") {
             Some(Json::Array(items)) => {
-                items_from_json(items, &format!("{path}.items")).map(Value::Tuple)
+                check_depth(path, depth)?;
+                items_from_json(items, &format!("{path}.items"), depth + 1).map(Value::Tuple)
             }
             _ => Err(err(&format!("{path}.items"), "expected an array")),
         },
@@ -301,6 +350,117 @@ pub fn value_to_json(v: &Value, typed: bool) -> Json {
         }
         Value::Decimal(d) => json!({"t": "decimal", "v": d.to_string()}),
     }
+}
+
+/// The order fields of a top-level element in key JSON.
+const FLAGS: [&str; 2] = ["desc", "nulls"];
+
+/// The order a top-level element of key JSON asks for: each field is `None` when the JSON does
+/// not say (then the schema's order, or ascending with nulls first, applies).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct OrderFlags {
+    /// `"desc": true | false`.
+    pub descending: Option<bool>,
+    /// `"nulls": "last" | "first"`.
+    pub nulls_last: Option<bool>,
+}
+
+impl OrderFlags {
+    /// True when the element says nothing about its order.
+    pub fn is_empty(&self) -> bool {
+        self.descending.is_none() && self.nulls_last.is_none()
+    }
+
+    /// `base` with the flags that are given applied over it.
+    pub fn over(self, base: Order) -> Order {
+        Order {
+            descending: self.descending.unwrap_or(base.descending),
+            nulls_last: self.nulls_last.unwrap_or(base.nulls_last),
+        }
+    }
+}
+
+/// The JSON form of a native key with the [`Order`] each top-level element was written with
+/// (as [`decode_with_orders`](crate::codec::native::decode_with_orders) reports them): as
+/// [`tuple_to_json`], except that an element stored descending, or a NULL stored nulls-last,
+/// is a typed object with `"desc": true` and/or `"nulls": "last"`. [`key_from_json`] and the
+/// native encoder turn it back into the same bytes.
+///
+/// ```
+/// use strata_key::codec::native::{decode_with_orders, NativeCodec, Order};
+/// use strata_key::json::{key_from_json, key_to_json};
+/// use strata_key::{tuple, TupleCodec, Value};
+/// let c = NativeCodec::with_orders(vec![Order::DESC, Order { descending: false, nulls_last: true }]);
+/// let k = c.encode(&tuple!(5, Value::Null)).unwrap();
+/// let j = key_to_json(&decode_with_orders(&k).unwrap(), false);
+/// assert_eq!(j.to_string(), r#"[{"desc":true,"t":"int","v":"5"},{"nulls":"last","t":"null"}]"#);
+/// let (t, flags) = key_from_json(&j).unwrap();
+/// let orders = flags.iter().map(|f| f.over(Order::ASC)).collect();
+/// assert_eq!(NativeCodec::with_orders(orders).encode(&t).unwrap(), k);
+/// ```
+pub fn key_to_json(items: &[(Value, Order)], typed: bool) -> Json {
+    Json::Array(
+        items
+            .iter()
+            .map(|(v, o)| {
+                let nulls_last = v.is_null() && o.nulls_last;
+                if !o.descending && !nulls_last {
+                    return value_to_json(v, typed);
+                }
+                let mut j = value_to_json(v, true);
+                if let Json::Object(m) = &mut j {
+                    if o.descending {
+                        m.insert("desc".into(), Json::Bool(true));
+                    }
+                    if nulls_last {
+                        m.insert("nulls".into(), Json::String("last".into()));
+                    }
+                }
+                j
+            })
+            .collect(),
+    )
+}
+
+/// Parses key JSON: a tuple as [`tuple_from_json`] reads it, where each top-level typed object
+/// may carry `"desc"` (a boolean) and `"nulls"` (`"first"` or `"last"`). Returns the tuple and
+/// one [`OrderFlags`] per element.
+pub fn key_from_json(j: &Json) -> Result<(Tuple, Vec<OrderFlags>), JsonError> {
+    let Json::Array(items) = j else {
+        return Err(err("$", "expected a JSON array"));
+    };
+    let mut values = Vec::with_capacity(items.len());
+    let mut flags = Vec::with_capacity(items.len());
+    for (i, x) in items.iter().enumerate() {
+        let path = format!("$[{i}]");
+        let mut f = OrderFlags::default();
+        let v = match x {
+            Json::Object(o) if FLAGS.iter().any(|k| o.contains_key(*k)) => {
+                let mut o = o.clone();
+                match o.remove("desc") {
+                    None => {}
+                    Some(Json::Bool(b)) => f.descending = Some(b),
+                    Some(_) => return Err(err(&format!("{path}.desc"), "expected true or false")),
+                }
+                match o.remove("nulls") {
+                    None => {}
+                    Some(Json::String(s)) if s == "last" => f.nulls_last = Some(true),
+                    Some(Json::String(s)) if s == "first" => f.nulls_last = Some(false),
+                    Some(_) => {
+                        return Err(err(
+                            &format!("{path}.nulls"),
+                            "expected \"first\" or \"last\"",
+                        ))
+                    }
+                }
+                typed_from_json(&o, &path, 0)?
+            }
+            _ => value_from_json_at(x, &path, 0)?,
+        };
+        values.push(v);
+        flags.push(f);
+    }
+    Ok((Tuple(values), flags))
 }
 
 #[cfg(test)]

@@ -29,4 +29,4 @@ pub use codec::TupleCodec;
 pub use decimal::{Decimal, DecimalError};
 pub use error::{DecodeError, EncodeError};
 pub use time::Time;
-pub use value::{Kind, Tuple, Value};
+pub use value::{Kind, Tuple, Value, MAX_DEPTH};

@@ -88,7 +88,7 @@ impl Time {
 
     /// Milliseconds since the epoch when the instant is a whole number of milliseconds.
     pub fn unix_ms_exact(&self) -> Option<i64> {
-        if self.nanos % 1_000_000 != 0 {
+        if !self.nanos.is_multiple_of(1_000_000) {
             return None;
         }
         self.secs

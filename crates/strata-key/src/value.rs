@@ -35,6 +35,13 @@ use std::ops::{Deref, DerefMut};
 use crate::decimal::Decimal;
 use crate::time::Time;
 
+/// The deepest nesting of tuples in a key, shared by every encoder and decoder (native, serde
+/// keys, FoundationDB, typed JSON; centidb and SKV have no nested tuples): a top-level element
+/// may be a tuple (level 1) holding tuples down to level 64. Encoders refuse deeper values with
+/// an error and decoders refuse deeper bytes, so every key that encodes also decodes, and
+/// untrusted input cannot recurse without bound.
+pub const MAX_DEPTH: usize = 64;
+
 /// The kind of a [`Value`], in Strata's kind order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Kind {

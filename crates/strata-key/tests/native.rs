@@ -4,6 +4,7 @@ use std::cmp::Ordering;
 
 use proptest::prelude::*;
 use strata_key::codec::native::{decode_with_orders, prefix_len, NativeCodec, Order};
+use strata_key::json::{key_from_json, key_to_json};
 use strata_key::{Decimal, Time, Tuple, TupleCodec, Value};
 
 fn int_strategy() -> impl Strategy<Value = i128> {
@@ -346,4 +347,53 @@ proptest! {
             prop_assert_eq!(kx.cmp(&ky), model_cmp(&tx, &ty, &o));
         }
     }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 3000, ..ProptestConfig::default() })]
+
+    /// decode → key JSON → text → parse → encode is the identity on every valid key: descending
+    /// fields, nulls-last NULLs and nested tuples included, in both JSON forms.
+    #[test]
+    fn key_json_round_trip_is_the_identity(t in tuple(), o in orders(), typed in any::<bool>()) {
+        let k = NativeCodec::with_orders(o).encode(&t).unwrap();
+        let text = key_to_json(&decode_with_orders(&k).unwrap(), typed).to_string();
+        let (back, flags) = key_from_json(&serde_json::from_str(&text).unwrap()).unwrap();
+        let orders: Vec<Order> = flags.iter().map(|f| f.over(Order::ASC)).collect();
+        prop_assert_eq!(NativeCodec::with_orders(orders).encode(&back).unwrap(), k, "{}", text);
+    }
+
+    /// The same from random bytes: whatever decodes comes back byte for byte.
+    #[test]
+    fn key_json_round_trip_from_random_bytes(bytes in proptest::collection::vec(any::<u8>(), 0..40)) {
+        if let Ok(items) = decode_with_orders(&bytes) {
+            for typed in [false, true] {
+                let text = key_to_json(&items, typed).to_string();
+                let (back, flags) = key_from_json(&serde_json::from_str(&text).unwrap()).unwrap();
+                let orders: Vec<Order> = flags.iter().map(|f| f.over(Order::ASC)).collect();
+                prop_assert_eq!(NativeCodec::with_orders(orders).encode(&back).unwrap(), bytes.clone());
+            }
+        }
+    }
+}
+
+#[test]
+fn key_json_flags_are_checked() {
+    let bad = [
+        r#"[{"t":"int","v":"1","desc":"yes"}]"#,
+        r#"[{"t":"null","nulls":"middle"}]"#,
+        r#"[{"t":"tuple","items":[{"t":"int","v":"1","desc":true}]}]"#,
+        r#"[[{"t":"null","nulls":"last"}]]"#,
+    ];
+    for b in bad {
+        assert!(
+            key_from_json(&serde_json::from_str(b).unwrap()).is_err(),
+            "{b}"
+        );
+    }
+    // tuple_from_json (no orders) refuses the flags rather than dropping them.
+    assert!(strata_key::json::tuple_from_json(
+        &serde_json::from_str(r#"[{"t":"int","v":"1","desc":true}]"#).unwrap()
+    )
+    .is_err());
 }

@@ -10,7 +10,14 @@ pub fn put_varint(out: &mut Vec<u8>, mut v: u64) {
 }
 
 /// Reads a varint at `*pos`, advancing it; `None` when truncated or longer than 10 bytes.
+#[inline]
 pub fn get_varint(buf: &[u8], pos: &mut usize) -> Option<u64> {
+    if let Some(&b) = buf.get(*pos) {
+        if b < 0x80 {
+            *pos += 1;
+            return Some(u64::from(b));
+        }
+    }
     let mut v: u64 = 0;
     let mut shift = 0u32;
     loop {

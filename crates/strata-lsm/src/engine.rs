@@ -3,7 +3,7 @@
 //! The trait makes no local-file assumption: a later implementation may sit on a distributed
 //! ordered store (etcd, TiKV, FoundationDB) without changing the layers above.
 
-use std::ops::Bound;
+use std::ops::{Bound, Deref};
 use std::sync::Arc;
 
 use crate::error::Result;
@@ -161,6 +161,213 @@ pub trait Snapshot: Send + Sync {
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>>;
     /// The pairs of `range`, in `direction` order.
     fn range(&self, range: KeyRange, direction: Direction) -> Result<KvIter>;
+
+    /// A [`Cursor`] over `range` in `direction`, positioned at its first pair.
+    ///
+    /// The default implementation is built on [`Snapshot::range`] (a seek opens a new range);
+    /// engines with seekable iterators override it.
+    fn cursor(&self, range: KeyRange, direction: Direction) -> Result<Box<dyn Cursor + '_>> {
+        Ok(Box::new(RangeCursor::new(self, range, direction)?))
+    }
+}
+
+/// A seekable position in a range of a snapshot, moving in one direction.
+///
+/// A new cursor stands at the first pair of its range in its direction (forward: the
+/// smallest key; reverse: the largest). [`Cursor::key`] and [`Cursor::value`] borrow from
+/// the cursor (no copy per pair) and stay valid until it moves. After an error the cursor is
+/// invalid; a later `seek` or `rewind` may position it again.
+pub trait Cursor: Send {
+    /// True when the cursor stands at a pair.
+    fn valid(&self) -> bool;
+    /// The key of the current pair (empty when invalid).
+    fn key(&self) -> &[u8];
+    /// The value of the current pair (empty when invalid).
+    fn value(&self) -> &[u8];
+    /// Moves to the next pair in the cursor's direction.
+    fn next(&mut self) -> Result<()>;
+    /// Repositions without rebuilding: forward, at the first pair with a key `>= key`;
+    /// reverse, at the last pair with a key `<= key` — never outside the cursor's range.
+    fn seek(&mut self, key: &[u8]) -> Result<()>;
+    /// Repositions at the first pair of the range (in the cursor's direction).
+    fn rewind(&mut self) -> Result<()>;
+    /// The direction the cursor moves in.
+    fn direction(&self) -> Direction;
+
+    /// The current pair, copied (`None` when invalid).
+    fn pair(&self) -> Option<KvPair> {
+        self.valid()
+            .then(|| (self.key().to_vec(), self.value().to_vec()))
+    }
+}
+
+impl<C: Cursor + ?Sized> Cursor for Box<C> {
+    fn valid(&self) -> bool {
+        (**self).valid()
+    }
+    fn key(&self) -> &[u8] {
+        (**self).key()
+    }
+    fn value(&self) -> &[u8] {
+        (**self).value()
+    }
+    fn next(&mut self) -> Result<()> {
+        (**self).next()
+    }
+    fn seek(&mut self, key: &[u8]) -> Result<()> {
+        (**self).seek(key)
+    }
+    fn rewind(&mut self) -> Result<()> {
+        (**self).rewind()
+    }
+    fn direction(&self) -> Direction {
+        (**self).direction()
+    }
+}
+
+/// The pairs of a cursor as an owning iterator (copies each pair: the edge where an API
+/// needs ownership).
+pub struct CursorPairs<C> {
+    cursor: C,
+    started: bool,
+    failed: bool,
+}
+
+impl<C: Cursor> CursorPairs<C> {
+    /// Yields the pairs from the cursor's current position on.
+    pub fn new(cursor: C) -> CursorPairs<C> {
+        CursorPairs {
+            cursor,
+            started: false,
+            failed: false,
+        }
+    }
+}
+
+impl<C: Cursor> Iterator for CursorPairs<C> {
+    type Item = Result<KvPair>;
+    fn next(&mut self) -> Option<Result<KvPair>> {
+        if self.failed {
+            return None;
+        }
+        if self.started {
+            if let Err(e) = self.cursor.next() {
+                self.failed = true;
+                return Some(Err(e));
+            }
+        }
+        self.started = true;
+        self.cursor.pair().map(Ok)
+    }
+}
+
+/// The part of `range` that a seek to `key` leaves, in `direction`.
+pub fn narrow(range: &KeyRange, key: &[u8], direction: Direction) -> KeyRange {
+    let mut r = range.clone();
+    match direction {
+        Direction::Forward => {
+            let beyond = match &range.start {
+                Bound::Included(s) | Bound::Excluded(s) => key > s.as_slice(),
+                Bound::Unbounded => true,
+            };
+            if beyond {
+                r.start = Bound::Included(key.to_vec());
+            }
+        }
+        Direction::Reverse => {
+            let beyond = match &range.end {
+                Bound::Included(e) | Bound::Excluded(e) => key < e.as_slice(),
+                Bound::Unbounded => true,
+            };
+            if beyond {
+                r.end = Bound::Included(key.to_vec());
+            }
+        }
+    }
+    r
+}
+
+/// The default [`Cursor`]: a range iterator of a snapshot, reopened on each seek.
+pub struct RangeCursor<H> {
+    snap: H,
+    range: KeyRange,
+    direction: Direction,
+    iter: Option<KvIter>,
+    cur: Option<KvPair>,
+}
+
+impl<H, S> RangeCursor<H>
+where
+    H: Deref<Target = S> + Send,
+    S: Snapshot + ?Sized,
+{
+    /// A cursor over `range` of the snapshot `snap` (a reference or an `Arc`), positioned at
+    /// the first pair.
+    pub fn new(snap: H, range: KeyRange, direction: Direction) -> Result<RangeCursor<H>> {
+        let mut c = RangeCursor {
+            snap,
+            range,
+            direction,
+            iter: None,
+            cur: None,
+        };
+        c.rewind()?;
+        Ok(c)
+    }
+
+    fn open(&mut self, range: KeyRange) -> Result<()> {
+        self.cur = None;
+        self.iter = None;
+        let mut it = self.snap.range(range, self.direction)?;
+        self.cur = it.next().transpose()?;
+        self.iter = Some(it);
+        Ok(())
+    }
+}
+
+impl<H, S> Cursor for RangeCursor<H>
+where
+    H: Deref<Target = S> + Send,
+    S: Snapshot + ?Sized,
+{
+    fn valid(&self) -> bool {
+        self.cur.is_some()
+    }
+    fn key(&self) -> &[u8] {
+        self.cur.as_ref().map_or(&[], |p| p.0.as_slice())
+    }
+    fn value(&self) -> &[u8] {
+        self.cur.as_ref().map_or(&[], |p| p.1.as_slice())
+    }
+    fn next(&mut self) -> Result<()> {
+        if self.cur.is_none() {
+            return Ok(());
+        }
+        self.cur = None;
+        if let Some(it) = &mut self.iter {
+            match it.next().transpose() {
+                Ok(p) => self.cur = p,
+                Err(e) => {
+                    self.iter = None;
+                    return Err(e);
+                }
+            }
+        }
+        Ok(())
+    }
+    fn seek(&mut self, key: &[u8]) -> Result<()> {
+        let r = narrow(&self.range, key, self.direction);
+        self.open(r)
+    }
+    fn rewind(&mut self) -> Result<()> {
+        self.open(self.range.clone())
+    }
+    fn direction(&self) -> Direction {
+        self.direction
+    }
+    fn pair(&self) -> Option<KvPair> {
+        self.cur.clone()
+    }
 }
 
 /// An ordered key-value store.
@@ -178,6 +385,14 @@ pub trait Engine: Send + Sync {
     /// The pairs of `range` in `direction` order, over a snapshot taken now.
     fn range(&self, range: KeyRange, direction: Direction) -> Result<KvIter> {
         self.snapshot()?.range(range, direction)
+    }
+
+    /// A [`Cursor`] over `range` in `direction`, over a snapshot taken now (the cursor owns
+    /// what it needs). The default implementation is built on [`Engine::snapshot`] and
+    /// [`Snapshot::range`].
+    fn cursor(&self, range: KeyRange, direction: Direction) -> Result<Box<dyn Cursor>> {
+        let snap = self.snapshot()?;
+        Ok(Box::new(RangeCursor::new(snap, range, direction)?))
     }
 
     /// Makes everything written so far durable in the engine's long-term structures.

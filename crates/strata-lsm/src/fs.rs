@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
+use crate::lock::{DirLock, LockError, LockMode};
 use crate::sync::lock;
 
 /// A file being written: append-only.
@@ -60,6 +61,10 @@ pub trait Fs: Send + Sync {
     fn sync_dir(&self, dir: &Path) -> io::Result<()>;
     /// Creates a directory and its parents.
     fn create_dir_all(&self, dir: &Path) -> io::Result<()>;
+    /// Takes the lock of a database directory without waiting (see [`crate::lock`]).
+    fn lock_dir(&self, dir: &Path, mode: LockMode) -> Result<DirLock, LockError> {
+        DirLock::acquire(dir, mode)
+    }
 }
 
 /// The real file system.
@@ -153,51 +158,141 @@ struct FileState {
     entry_durable: bool,
 }
 
+/// The switches of a [`FaultFs`], shared with the files it hands out.
+#[derive(Default)]
+struct Faults {
+    files: Mutex<HashMap<PathBuf, FileState>>,
+    /// Renames not yet made durable by a directory sync: the destination and what it held
+    /// before (`None`: it did not exist). A crash undoes them.
+    renames: Mutex<HashMap<PathBuf, Option<Vec<u8>>>>,
+    fail_sync: AtomicBool,
+    write_budget: AtomicU64,
+    budget_on: AtomicBool,
+    ops_left: AtomicU64,
+    ops_on: AtomicBool,
+    read_only: AtomicBool,
+    disk_full: AtomicBool,
+    syncs: AtomicU64,
+    mutations: AtomicU64,
+}
+
+impl Faults {
+    /// Called before every operation that changes the file system.
+    fn mutate(&self, what: &str) -> io::Result<()> {
+        if self.read_only.load(Ordering::SeqCst) {
+            return Err(io::Error::new(
+                io::ErrorKind::ReadOnlyFilesystem,
+                format!("injected fault: read-only file system ({what})"),
+            ));
+        }
+        if self.ops_on.load(Ordering::SeqCst) {
+            let left = self.ops_left.load(Ordering::SeqCst);
+            if left == 0 {
+                return Err(injected(what));
+            }
+            self.ops_left.store(left - 1, Ordering::SeqCst);
+        }
+        self.mutations.fetch_add(1, Ordering::SeqCst);
+        Ok(())
+    }
+
+    fn append(&self, len: usize) -> io::Result<()> {
+        self.mutate("write failed")?;
+        if self.disk_full.load(Ordering::SeqCst) {
+            return Err(io::Error::new(
+                io::ErrorKind::StorageFull,
+                "injected fault: no space left on device",
+            ));
+        }
+        if self.budget_on.load(Ordering::SeqCst) {
+            let left = self.write_budget.load(Ordering::SeqCst);
+            if (len as u64) > left {
+                return Err(injected("write failed"));
+            }
+            self.write_budget.store(left - len as u64, Ordering::SeqCst);
+        }
+        Ok(())
+    }
+
+    fn sync(&self) -> io::Result<()> {
+        if self.fail_sync.load(Ordering::SeqCst) {
+            return Err(injected("fsync failed"));
+        }
+        self.mutate("fsync failed")
+    }
+}
+
 /// A fault-injecting layer over [`RealFs`], modelled on LevelDB's fault-injection Env:
 /// - [`FaultFs::crash`] drops every byte not protected by a sync (files are truncated to
 ///   their synced length; files whose directory entry was never synced disappear), as a power
 ///   loss would;
 /// - [`FaultFs::fail_syncs`] makes every later fsync fail (the engine must poison its
 ///   write path);
-/// - [`FaultFs::fail_writes_after`] makes appends fail once a byte budget is spent.
+/// - [`FaultFs::fail_writes_after`] makes appends fail once a byte budget is spent;
+/// - [`FaultFs::fail_after_ops`] makes every change (create, append, sync, rename, remove)
+///   fail after a countdown;
+/// - [`FaultFs::set_read_only`] and [`FaultFs::set_disk_full`] behave like a read-only
+///   file system and a full disk;
+/// - [`FaultFs::mutations`] counts the changes made (a read-only open must make none).
 ///
 /// Truncation and bit flips of closed files are plain file edits done by the tests.
 #[derive(Default)]
 pub struct FaultFs {
-    files: Arc<Mutex<HashMap<PathBuf, FileState>>>,
-    fail_sync: Arc<AtomicBool>,
-    write_budget: Arc<AtomicU64>,
-    budget_on: Arc<AtomicBool>,
-    syncs: Arc<AtomicU64>,
+    faults: Arc<Faults>,
 }
 
 impl FaultFs {
-    /// Number of successful file syncs so far (to observe group commit).
-    pub fn syncs(&self) -> u64 {
-        self.syncs.load(Ordering::SeqCst)
-    }
-
     /// A fault layer with no fault armed.
     pub fn new() -> FaultFs {
         FaultFs::default()
     }
 
+    /// Number of successful file syncs so far (to observe group commit).
+    pub fn syncs(&self) -> u64 {
+        self.faults.syncs.load(Ordering::SeqCst)
+    }
+
+    /// Number of operations that changed the file system so far (creates, appends, syncs,
+    /// renames, removes, directory creations and syncs, exclusive locks).
+    pub fn mutations(&self) -> u64 {
+        self.faults.mutations.load(Ordering::SeqCst)
+    }
+
     /// From now on every fsync (file or directory) fails with an I/O error.
     pub fn fail_syncs(&self, on: bool) {
-        self.fail_sync.store(on, Ordering::SeqCst);
+        self.faults.fail_sync.store(on, Ordering::SeqCst);
     }
 
     /// Appends fail once `bytes` more bytes have been appended.
     pub fn fail_writes_after(&self, bytes: u64) {
-        self.write_budget.store(bytes, Ordering::SeqCst);
-        self.budget_on.store(true, Ordering::SeqCst);
+        self.faults.write_budget.store(bytes, Ordering::SeqCst);
+        self.faults.budget_on.store(true, Ordering::SeqCst);
+    }
+
+    /// Every operation that changes the file system fails once `ops` more have succeeded
+    /// (`None`: never).
+    pub fn fail_after_ops(&self, ops: Option<u64>) {
+        self.faults
+            .ops_left
+            .store(ops.unwrap_or(0), Ordering::SeqCst);
+        self.faults.ops_on.store(ops.is_some(), Ordering::SeqCst);
+    }
+
+    /// Behaves like a read-only file system: every change fails with `EROFS`.
+    pub fn set_read_only(&self, on: bool) {
+        self.faults.read_only.store(on, Ordering::SeqCst);
+    }
+
+    /// Behaves like a full disk: every append fails with `ENOSPC`.
+    pub fn set_disk_full(&self, on: bool) {
+        self.faults.disk_full.store(on, Ordering::SeqCst);
     }
 
     /// Simulates a power loss: every file written through this layer loses its unsynced
     /// bytes, and files whose directory entry was never made durable are removed. Call it
-    /// after the engine is dropped (or closed).
+    /// after the engine is dropped (or closed). Disarms every fault.
     pub fn crash(&self) -> io::Result<()> {
-        let mut files = lock(&self.files);
+        let mut files = lock(&self.faults.files);
         for (path, st) in files.iter() {
             if !path.exists() {
                 continue;
@@ -210,14 +305,33 @@ impl FaultFs {
             f.set_len(st.synced)?;
         }
         files.clear();
-        self.fail_sync.store(false, Ordering::SeqCst);
-        self.budget_on.store(false, Ordering::SeqCst);
+        drop(files);
+        // A rename that was not made durable is undone: the destination is back to what it
+        // held (POSIX renames are atomic: after a crash, the old or the new file, never none).
+        for (to, old) in lock(&self.faults.renames).drain() {
+            match old {
+                Some(bytes) => std::fs::write(&to, bytes)?,
+                None if to.exists() => std::fs::remove_file(&to)?,
+                None => {}
+            }
+        }
+        self.disarm();
         Ok(())
+    }
+
+    /// Disarms every fault (the files keep their contents).
+    pub fn disarm(&self) {
+        let f = &self.faults;
+        f.fail_sync.store(false, Ordering::SeqCst);
+        f.budget_on.store(false, Ordering::SeqCst);
+        f.ops_on.store(false, Ordering::SeqCst);
+        f.read_only.store(false, Ordering::SeqCst);
+        f.disk_full.store(false, Ordering::SeqCst);
     }
 
     /// Bytes appended to `path` but not yet synced (for tests).
     pub fn unsynced_bytes(&self, path: &Path) -> u64 {
-        lock(&self.files)
+        lock(&self.faults.files)
             .get(path)
             .map(|s| s.written - s.synced)
             .unwrap_or(0)
@@ -231,36 +345,23 @@ fn injected(what: &str) -> io::Error {
 struct FaultWritable {
     inner: Box<dyn WritableFile>,
     path: PathBuf,
-    files: Arc<Mutex<HashMap<PathBuf, FileState>>>,
-    fail_sync: Arc<AtomicBool>,
-    write_budget: Arc<AtomicU64>,
-    budget_on: Arc<AtomicBool>,
-    syncs: Arc<AtomicU64>,
+    faults: Arc<Faults>,
 }
 
 impl WritableFile for FaultWritable {
     fn append(&mut self, buf: &[u8]) -> io::Result<()> {
-        if self.budget_on.load(Ordering::SeqCst) {
-            let left = self.write_budget.load(Ordering::SeqCst);
-            if (buf.len() as u64) > left {
-                return Err(injected("write failed"));
-            }
-            self.write_budget
-                .store(left - buf.len() as u64, Ordering::SeqCst);
-        }
+        self.faults.append(buf.len())?;
         self.inner.append(buf)?;
-        if let Some(st) = lock(&self.files).get_mut(&self.path) {
+        if let Some(st) = lock(&self.faults.files).get_mut(&self.path) {
             st.written += buf.len() as u64;
         }
         Ok(())
     }
     fn sync(&mut self) -> io::Result<()> {
-        if self.fail_sync.load(Ordering::SeqCst) {
-            return Err(injected("fsync failed"));
-        }
+        self.faults.sync()?;
         self.inner.sync()?;
-        self.syncs.fetch_add(1, Ordering::SeqCst);
-        if let Some(st) = lock(&self.files).get_mut(&self.path) {
+        self.faults.syncs.fetch_add(1, Ordering::SeqCst);
+        if let Some(st) = lock(&self.faults.files).get_mut(&self.path) {
             st.synced = st.written;
         }
         Ok(())
@@ -269,9 +370,7 @@ impl WritableFile for FaultWritable {
         Ok(Arc::new(FaultSyncer {
             inner: self.inner.syncer()?,
             path: self.path.clone(),
-            files: Arc::clone(&self.files),
-            fail_sync: Arc::clone(&self.fail_sync),
-            syncs: Arc::clone(&self.syncs),
+            faults: Arc::clone(&self.faults),
         }))
     }
 }
@@ -279,20 +378,16 @@ impl WritableFile for FaultWritable {
 struct FaultSyncer {
     inner: Arc<dyn FileSyncer>,
     path: PathBuf,
-    files: Arc<Mutex<HashMap<PathBuf, FileState>>>,
-    fail_sync: Arc<AtomicBool>,
-    syncs: Arc<AtomicU64>,
+    faults: Arc<Faults>,
 }
 
 impl FileSyncer for FaultSyncer {
     fn sync(&self) -> io::Result<()> {
-        if self.fail_sync.load(Ordering::SeqCst) {
-            return Err(injected("fsync failed"));
-        }
-        let written = lock(&self.files).get(&self.path).map(|s| s.written);
+        self.faults.sync()?;
+        let written = lock(&self.faults.files).get(&self.path).map(|s| s.written);
         self.inner.sync()?;
-        self.syncs.fetch_add(1, Ordering::SeqCst);
-        if let (Some(w), Some(st)) = (written, lock(&self.files).get_mut(&self.path)) {
+        self.faults.syncs.fetch_add(1, Ordering::SeqCst);
+        if let (Some(w), Some(st)) = (written, lock(&self.faults.files).get_mut(&self.path)) {
             st.synced = st.synced.max(w);
         }
         Ok(())
@@ -301,16 +396,13 @@ impl FileSyncer for FaultSyncer {
 
 impl Fs for FaultFs {
     fn create(&self, path: &Path) -> io::Result<Box<dyn WritableFile>> {
+        self.faults.mutate("create failed")?;
         let inner = RealFs.create(path)?;
-        lock(&self.files).insert(path.to_path_buf(), FileState::default());
+        lock(&self.faults.files).insert(path.to_path_buf(), FileState::default());
         Ok(Box::new(FaultWritable {
             inner,
             path: path.to_path_buf(),
-            files: Arc::clone(&self.files),
-            fail_sync: Arc::clone(&self.fail_sync),
-            write_budget: Arc::clone(&self.write_budget),
-            budget_on: Arc::clone(&self.budget_on),
-            syncs: Arc::clone(&self.syncs),
+            faults: Arc::clone(&self.faults),
         }))
     }
     fn open(&self, path: &Path) -> io::Result<Arc<dyn ReadableFile>> {
@@ -320,8 +412,13 @@ impl Fs for FaultFs {
         RealFs.read(path)
     }
     fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
+        self.faults.mutate("rename failed")?;
+        let old = std::fs::read(to).ok();
         RealFs.rename(from, to)?;
-        let mut files = lock(&self.files);
+        lock(&self.faults.renames)
+            .entry(to.to_path_buf())
+            .or_insert(old);
+        let mut files = lock(&self.faults.files);
         if let Some(mut st) = files.remove(from) {
             st.entry_durable = false;
             files.insert(to.to_path_buf(), st);
@@ -329,19 +426,19 @@ impl Fs for FaultFs {
         Ok(())
     }
     fn remove(&self, path: &Path) -> io::Result<()> {
+        self.faults.mutate("remove failed")?;
         RealFs.remove(path)?;
-        lock(&self.files).remove(path);
+        lock(&self.faults.files).remove(path);
         Ok(())
     }
     fn list(&self, dir: &Path) -> io::Result<Vec<String>> {
         RealFs.list(dir)
     }
     fn sync_dir(&self, dir: &Path) -> io::Result<()> {
-        if self.fail_sync.load(Ordering::SeqCst) {
-            return Err(injected("directory fsync failed"));
-        }
+        self.faults.sync()?;
         RealFs.sync_dir(dir)?;
-        for (path, st) in lock(&self.files).iter_mut() {
+        lock(&self.faults.renames).retain(|to, _| to.parent() != Some(dir));
+        for (path, st) in lock(&self.faults.files).iter_mut() {
             if path.parent() == Some(dir) {
                 st.entry_durable = true;
             }
@@ -349,6 +446,18 @@ impl Fs for FaultFs {
         Ok(())
     }
     fn create_dir_all(&self, dir: &Path) -> io::Result<()> {
+        if dir.is_dir() && self.faults.read_only.load(Ordering::SeqCst) {
+            return Ok(());
+        }
+        self.faults.mutate("mkdir failed")?;
         RealFs.create_dir_all(dir)
+    }
+    fn lock_dir(&self, dir: &Path, mode: LockMode) -> Result<DirLock, LockError> {
+        if mode == LockMode::Exclusive {
+            self.faults
+                .mutate("lock failed")
+                .map_err(|e| LockError::Io(dir.join(crate::filename::LOCK), e))?;
+        }
+        DirLock::acquire(dir, mode)
     }
 }

@@ -4,27 +4,35 @@
 //! write batches, ordered range iteration over consistent snapshots) and its implementations:
 //! [`MemEngine`] (in memory) and [`LsmEngine`], the striped LSM of seed 05 done properly.
 
+pub mod check;
 pub mod coding;
 pub mod engine;
 pub mod error;
 pub mod filename;
 pub mod fs;
 pub mod iter;
+pub mod lock;
 pub mod lsm;
 pub mod manifest;
 pub mod mem;
 pub mod memtable;
 pub mod options;
+pub mod partition;
 pub mod record;
+pub mod repair;
 pub mod sst;
 mod sync;
 pub mod wal;
 
+pub use check::{check, CheckReport, Problem};
 pub use engine::{
-    Condition, Direction, Engine, KeyRange, KvIter, KvPair, Op, Snapshot, WriteBatch,
+    Condition, Cursor, CursorPairs, Direction, Engine, KeyRange, KvIter, KvPair, Op, RangeCursor,
+    Snapshot, WriteBatch,
 };
 pub use error::{Error, FormatError, Result};
 pub use fs::{FaultFs, Fs, RealFs};
 pub use lsm::{LsmEngine, Stats, VerifyReport};
 pub use mem::MemEngine;
-pub use options::{LsmOptions, Partitioner, SyncMode};
+pub use options::{LsmOptions, SyncMode};
+pub use partition::Partitioner;
+pub use repair::{repair, RepairReport};

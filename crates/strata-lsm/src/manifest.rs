@@ -7,7 +7,8 @@
 //!
 //! Edit encoding (tag byte, then varints / length-prefixed bytes):
 //! `1 stripes` · `2 log_number` · `3 next_file` · `4 last_seq` ·
-//! `5 stripe level id size entries smallest largest` (add file) · `6 stripe level id` (remove).
+//! `5 stripe level id size entries smallest largest` (add file) · `6 stripe level id` (remove) ·
+//! `7 name` (the partitioner, see [`crate::partition`]).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -54,6 +55,8 @@ pub enum Edit {
         /// File number.
         id: u64,
     },
+    /// The name of the database's partitioner (in the snapshot that starts every manifest).
+    Partitioner(String),
 }
 
 /// Encodes a group of edits as one record payload.
@@ -96,6 +99,10 @@ pub fn encode_edits(edits: &[Edit]) -> Vec<u8> {
                 put_varint(&mut out, u64::from(*stripe));
                 out.push(*level);
                 put_varint(&mut out, *id);
+            }
+            Edit::Partitioner(name) => {
+                out.push(7);
+                put_bytes(&mut out, name.as_bytes());
             }
         }
     }
@@ -145,6 +152,11 @@ pub fn decode_edits(p: &[u8]) -> std::result::Result<Vec<Edit>, FormatError> {
                     }
                 }
             }
+            7 => {
+                let name = get_bytes(p, &mut pos).ok_or_else(|| bad("partitioner"))?;
+                let name = std::str::from_utf8(name).map_err(|_| bad("partitioner"))?;
+                Edit::Partitioner(name.to_owned())
+            }
             t => return Err(FormatError::new(at, format!("unknown edit tag {t}"))),
         };
         out.push(e);
@@ -165,6 +177,8 @@ pub struct ManifestState {
     pub last_seq: u64,
     /// Live files: (stripe, level) → file number → meta.
     pub files: BTreeMap<(u32, u8), BTreeMap<u64, FileMeta>>,
+    /// The partitioner's name; `None` in manifests written before it was recorded.
+    pub partitioner: Option<String>,
 }
 
 impl ManifestState {
@@ -191,7 +205,15 @@ impl ManifestState {
                     m.remove(&id);
                 }
             }
+            Edit::Partitioner(name) => self.partitioner = Some(name),
         }
+    }
+
+    /// Every live file: `(stripe, level, meta)`.
+    pub fn live_files(&self) -> impl Iterator<Item = (u32, u8, &FileMeta)> {
+        self.files
+            .iter()
+            .flat_map(|((s, l), files)| files.values().map(move |m| (*s, *l, m)))
     }
 
     /// The edits that rebuild this state from nothing.
@@ -202,6 +224,9 @@ impl ManifestState {
             Edit::NextFile(self.next_file),
             Edit::LastSeq(self.last_seq),
         ];
+        if let Some(p) = &self.partitioner {
+            v.push(Edit::Partitioner(p.clone()));
+        }
         for ((stripe, level), files) in &self.files {
             for meta in files.values() {
                 v.push(Edit::AddFile {
@@ -215,36 +240,46 @@ impl ManifestState {
     }
 }
 
-/// Reads a manifest file. A torn last record (a crash while appending) is ignored: the edit
-/// it held was never acknowledged; any other damage is corruption.
-pub fn read_manifest(data: &[u8], path: &Path) -> Result<ManifestState> {
-    let corrupt = |offset: u64, reason: String| Error::Corruption {
-        file: PathBuf::from(path),
-        offset,
-        reason,
+/// A manifest as read: the state, and where an incomplete last record starts, if any.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ManifestRead {
+    /// The state its complete records describe.
+    pub state: ManifestState,
+    /// Offset of a torn last record (a crash while appending; its edits were never relied
+    /// upon, see `docs/format/lsm.md`).
+    pub torn_at: Option<u64>,
+}
+
+/// Reads a manifest file. A torn last record is ignored; a record that is complete but fails
+/// its checksum, or does not decode, is corruption reported with its offset.
+pub fn read_manifest(data: &[u8], path: &Path) -> Result<ManifestRead> {
+    if data.len() < MANIFEST_MAGIC.len() || &data[..8] != MANIFEST_MAGIC {
+        return Err(Error::corruption(path, 0, "bad manifest magic"));
+    }
+    let contents = record::read_log(data, MANIFEST_MAGIC.len());
+    let torn_at = match contents.end {
+        LogEnd::Clean => None,
+        LogEnd::TornTail { offset, .. } => Some(offset),
+        LogEnd::Corrupt { offset, reason } => return Err(Error::corruption(path, offset, reason)),
     };
-    if data.len() < 8 || &data[..8] != MANIFEST_MAGIC {
-        return Err(corrupt(0, "bad manifest magic".into()));
-    }
-    let contents = record::read_log(data, 8);
-    if let LogEnd::Corrupt { offset, reason } = contents.end {
-        return Err(corrupt(offset, reason));
-    }
-    let mut st = ManifestState::default();
+    let mut state = ManifestState::default();
+    let mut end = MANIFEST_MAGIC.len() as u64;
     for (off, payload) in contents.records {
         let edits =
             decode_edits(payload).map_err(|e| e.in_file(path, off + record::HEADER as u64))?;
         for e in edits {
-            st.apply(e);
+            state.apply(e);
         }
+        end = off + (record::HEADER + payload.len()) as u64;
     }
-    if st.stripes == 0 {
-        return Err(corrupt(
-            0,
-            "manifest does not record the stripe count".into(),
+    if state.stripes == 0 {
+        return Err(Error::corruption(
+            path,
+            end,
+            "the manifest's records end here without a stripe count (no snapshot record)",
         ));
     }
-    Ok(st)
+    Ok(ManifestRead { state, torn_at })
 }
 
 /// Appends edits to the live manifest.
@@ -299,30 +334,39 @@ impl ManifestWriter {
     }
 }
 
-/// Reads `CURRENT` and the manifest it names: `(manifest number, state)`, or `None` for a
-/// directory without a database.
-pub fn load_current(fs: &dyn Fs, dir: &Path) -> Result<Option<(u64, ManifestState)>> {
-    let current = dir.join("CURRENT");
+/// The live manifest of a directory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Current {
+    /// Number of the manifest `CURRENT` names.
+    pub number: u64,
+    /// Its contents.
+    pub read: ManifestRead,
+}
+
+/// The manifest number `CURRENT`'s contents name.
+pub fn parse_current(data: &[u8], current: &Path) -> Result<u64> {
+    std::str::from_utf8(data)
+        .ok()
+        .and_then(|s| s.strip_suffix('\n'))
+        .and_then(|n| n.strip_prefix("MANIFEST-"))
+        .filter(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+        .and_then(|n| n.parse::<u64>().ok())
+        .ok_or_else(|| Error::corruption(current, 0, "CURRENT does not name a manifest"))
+}
+
+/// Reads `CURRENT` and the manifest it names, or `None` when there is no `CURRENT`.
+pub fn load_current(fs: &dyn Fs, dir: &Path) -> Result<Option<Current>> {
+    let current = dir.join(crate::filename::CURRENT);
     let data = match fs.read(&current) {
         Ok(d) => d,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(source) => return Err(Error::io(current)(source)),
     };
-    let name = std::str::from_utf8(&data)
-        .ok()
-        .and_then(|s| s.strip_suffix('\n'))
-        .unwrap_or("");
-    let number = name
-        .strip_prefix("MANIFEST-")
-        .and_then(|n| n.parse::<u64>().ok())
-        .ok_or_else(|| Error::Corruption {
-            file: current.clone(),
-            offset: 0,
-            reason: "CURRENT does not name a manifest".into(),
-        })?;
-    let path = dir.join(name);
+    let number = parse_current(&data, &current)?;
+    let path = dir.join(manifest_name(number));
     let data = fs.read(&path).map_err(Error::io(&path))?;
-    Ok(Some((number, read_manifest(&data, &path)?)))
+    let read = read_manifest(&data, &path)?;
+    Ok(Some(Current { number, read }))
 }
 
 #[cfg(test)]
@@ -352,6 +396,7 @@ mod tests {
             },
             Edit::LastSeq(99),
             Edit::NextFile(10),
+            Edit::Partitioner("native-tuple:2".into()),
         ];
         assert_eq!(decode_edits(&encode_edits(&edits)).unwrap(), edits);
     }

@@ -3,11 +3,7 @@
 use std::sync::Arc;
 
 use crate::fs::Fs;
-
-/// Returns the length of the partition prefix of a key (clamped to the key's length). All keys
-/// that share a partition must get the same prefix back, and a key that *is* a bare partition
-/// prefix must return its own length: then a range inside one partition touches one stripe.
-pub type Partitioner = Arc<dyn Fn(&[u8]) -> usize + Send + Sync>;
+use crate::partition::Partitioner;
 
 /// When a write is acknowledged.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -25,10 +21,20 @@ pub enum SyncMode {
 pub struct LsmOptions {
     /// Number of stripes (independent LSM trees). Used only when creating a database; an
     /// existing database keeps the count recorded in its manifest.
+    ///
+    /// Default 1: an ordered key-value store wants neighbouring keys together. Stripes spread
+    /// keys by a hash of their partition, so a range that is not inside one partition must
+    /// merge every stripe (a seek positions one tree per stripe). Striping pays where reads
+    /// stay inside partitions or where keys carry their stripe in key order — Strata's tables
+    /// create their databases with 256 stripes.
     pub stripes: u32,
     /// Durability of acknowledged writes.
     pub sync: SyncMode,
-    /// Finds the partition prefix of a key; `None`: the whole key is the partition.
+    /// The partitioner the caller requires. `None`: whatever the database records (a new
+    /// database gets [`Partitioner::WholeKey`]). `Some(p)`: a new database records `p`; an
+    /// existing one must record `p`, or the open fails with
+    /// [`crate::Error::PartitionerMismatch`]. (Databases written before partitioners were
+    /// recorded: see `docs/format/lsm.md`.)
     pub partitioner: Option<Partitioner>,
     /// Capacity of the shared block cache, in bytes.
     pub block_cache_bytes: usize,
@@ -54,7 +60,7 @@ pub struct LsmOptions {
 impl Default for LsmOptions {
     fn default() -> LsmOptions {
         LsmOptions {
-            stripes: 256,
+            stripes: 1,
             sync: SyncMode::Always,
             partitioner: None,
             block_cache_bytes: 64 << 20,
@@ -75,7 +81,7 @@ impl std::fmt::Debug for LsmOptions {
         f.debug_struct("LsmOptions")
             .field("stripes", &self.stripes)
             .field("sync", &self.sync)
-            .field("partitioner", &self.partitioner.is_some())
+            .field("partitioner", &self.partitioner)
             .field("block_cache_bytes", &self.block_cache_bytes)
             .field("memtable_budget_bytes", &self.memtable_budget_bytes)
             .field("block_bytes", &self.block_bytes)

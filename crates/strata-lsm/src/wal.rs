@@ -5,7 +5,7 @@
 //! `0x01 key value` (put) or `0x00 key` (delete), each byte string varint-length-prefixed.
 //! Every op of a batch carries the batch's sequence number; a later op on the same key wins.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use crate::coding::{get_bytes, get_varint, put_bytes, put_varint, u64_at};
@@ -148,27 +148,26 @@ pub struct Recovered {
     pub torn_at: Option<u64>,
 }
 
-/// Reads a WAL file. A torn tail is accepted only when `last` (the newest log); any other
-/// damage is [`Error::Corruption`] with the file and offset.
+/// Reads a WAL file. A torn tail (an incomplete last record, see [`crate::record`]) is
+/// accepted only when `last` (the newest log); any other damage — a complete record failing
+/// its checksum or not decoding — is [`Error::Corruption`] with the file and offset.
 pub fn read_wal(data: &[u8], path: &Path, last: bool) -> Result<Recovered> {
-    let corrupt = |offset: u64, reason: String| Error::Corruption {
-        file: PathBuf::from(path),
-        offset,
-        reason,
-    };
-    if data.len() < WAL_MAGIC.len() {
-        if last {
+    let magic = WAL_MAGIC.len();
+    if data.len() < magic {
+        // A crash right after the file was created: a prefix of the magic, or zeros.
+        let torn = data.iter().zip(WAL_MAGIC).all(|(a, b)| a == b) || data.iter().all(|&b| b == 0);
+        if last && torn {
             return Ok(Recovered {
                 batches: Vec::new(),
                 torn_at: Some(0),
             });
         }
-        return Err(corrupt(0, "WAL shorter than its magic".into()));
+        return Err(Error::corruption(path, 0, "WAL shorter than its magic"));
     }
-    if &data[..8] != WAL_MAGIC {
-        return Err(corrupt(0, "bad WAL magic".into()));
+    if &data[..magic] != WAL_MAGIC {
+        return Err(Error::corruption(path, 0, "bad WAL magic"));
     }
-    let contents = record::read_log(data, WAL_MAGIC.len());
+    let contents = record::read_log(data, magic);
     let mut batches = Vec::with_capacity(contents.records.len());
     for (off, payload) in contents.records {
         let b = decode_batch(payload).map_err(|e| e.in_file(path, off + record::HEADER as u64))?;
@@ -178,14 +177,15 @@ pub fn read_wal(data: &[u8], path: &Path, last: bool) -> Result<Recovered> {
         LogEnd::Clean => None,
         LogEnd::TornTail { offset, reason } => {
             if !last {
-                return Err(corrupt(
+                return Err(Error::corruption(
+                    path,
                     offset,
                     format!("{reason} in a WAL that is not the newest"),
                 ));
             }
             Some(offset)
         }
-        LogEnd::Corrupt { offset, reason } => return Err(corrupt(offset, reason)),
+        LogEnd::Corrupt { offset, reason } => return Err(Error::corruption(path, offset, reason)),
     };
     Ok(Recovered { batches, torn_at })
 }

@@ -4,7 +4,8 @@
 use std::sync::Arc;
 
 use strata_lsm::{
-    Direction, Engine, FaultFs, Fs, KeyRange, LsmEngine, LsmOptions, SyncMode, WriteBatch,
+    Direction, Engine, FaultFs, Fs, KeyRange, LsmEngine, LsmOptions, Partitioner, SyncMode,
+    WriteBatch,
 };
 
 fn small(background: bool) -> LsmOptions {
@@ -236,7 +237,7 @@ fn batches_across_stripes_are_atomic_and_conditions_see_latest_state() {
 fn partitioned_range_touches_one_stripe_and_is_ordered() {
     let dir = tempfile::tempdir().unwrap();
     let opts = LsmOptions {
-        partitioner: Some(Arc::new(|k: &[u8]| k.len().min(4))),
+        partitioner: Some(Partitioner::FixedPrefix(4)),
         sync: SyncMode::None,
         ..small(false)
     };

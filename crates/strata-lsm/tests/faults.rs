@@ -52,7 +52,7 @@ fn power_loss_keeps_every_acknowledged_write() {
             strata_lsm::engine::put(&e, &key(i), &i.to_le_bytes()).unwrap();
         }
         // Crash: no close, unsynced bytes and unsynced directory entries vanish.
-        std::mem::forget(e);
+        e.kill();
         fs.crash().unwrap();
         let e = LsmEngine::open(
             dir.path(),
@@ -77,7 +77,7 @@ fn power_loss_without_sync_recovers_a_prefix() {
     for i in 0..2000u32 {
         strata_lsm::engine::put(&e, &key(i), b"v").unwrap();
     }
-    std::mem::forget(e);
+    e.kill();
     fs.crash().unwrap();
     let e = LsmEngine::open(dir.path(), opts(&Arc::new(FaultFs::new()), SyncMode::None)).unwrap();
     let got = all(&e);
@@ -236,7 +236,7 @@ fn unflushed_db(dir: &Path, n: u32) -> PathBuf {
     for i in 0..n {
         strata_lsm::engine::put(&e, &key(i), b"value").unwrap();
     }
-    std::mem::forget(e);
+    e.kill();
     with_suffix(dir, ".log").pop().unwrap()
 }
 
@@ -344,7 +344,7 @@ fn crash_during_flush_and_compaction_leaves_an_openable_database() {
         for i in 0..stop {
             strata_lsm::engine::put(&e, &key(i), &[1u8; 40]).unwrap();
         }
-        std::mem::forget(e);
+        e.kill();
         fs.crash().unwrap();
         let e = LsmEngine::open(
             dir.path(),

@@ -1,14 +1,15 @@
 //! Model-based test: random operations against `LsmEngine` and a `BTreeMap`, compared after
-//! every step (point reads, forward and reverse scans of random ranges, full scans), with
-//! flushes, compactions and close-and-reopen in the mix.
+//! every step (point reads, forward and reverse scans of random ranges, full scans, cursors
+//! with seeks in both directions — some held open across later writes, flushes and
+//! compactions), with flushes, compactions and close-and-reopen in the mix.
 
 use std::collections::BTreeMap;
 use std::ops::Bound;
-use std::sync::Arc;
 
 use proptest::prelude::*;
 use strata_lsm::{
-    Condition, Direction, Engine, Error, KeyRange, LsmEngine, LsmOptions, SyncMode, WriteBatch,
+    Condition, Cursor, Direction, Engine, Error, KeyRange, LsmEngine, LsmOptions, Partitioner,
+    SyncMode, WriteBatch,
 };
 
 type Model = BTreeMap<Vec<u8>, Vec<u8>>;
@@ -21,9 +22,84 @@ enum Step {
     Get(Vec<u8>),
     Range(Bound<Vec<u8>>, Bound<Vec<u8>>, bool),
     Prefix(Vec<u8>, bool),
+    /// A cursor over a range: the ops run at once.
+    Cursor(KeyRange, bool, Vec<CursorOp>),
+    /// Opens a cursor (over a snapshot taken now) and keeps it for later steps.
+    OpenCursor(KeyRange, bool),
+    /// Runs ops on the kept cursor, against the state it was opened on.
+    UseCursor(Vec<CursorOp>),
     Flush,
     Compact,
     Reopen,
+    ReopenReadOnly,
+}
+
+#[derive(Debug, Clone)]
+enum CursorOp {
+    Seek(Vec<u8>),
+    Next,
+    Rewind,
+}
+
+fn cursor_ops() -> impl Strategy<Value = Vec<CursorOp>> {
+    proptest::collection::vec(
+        prop_oneof![
+            3 => key().prop_map(CursorOp::Seek),
+            6 => Just(CursorOp::Next),
+            1 => Just(CursorOp::Rewind),
+        ],
+        0..12,
+    )
+}
+
+fn range() -> impl Strategy<Value = KeyRange> {
+    (bound(), bound()).prop_map(|(start, end)| KeyRange { start, end })
+}
+
+/// Runs `ops` on `c` (created over `m` restricted to `r`) and compares every position.
+fn check_cursor(
+    c: &mut dyn Cursor,
+    m: &Model,
+    r: &KeyRange,
+    rev: bool,
+    ops: &[CursorOp],
+    at: &mut Option<usize>,
+    what: &str,
+) {
+    let mut want: Vec<(&Vec<u8>, &Vec<u8>)> = m.iter().filter(|(k, _)| r.contains(k)).collect();
+    if rev {
+        want.reverse();
+    }
+    let check = |c: &dyn Cursor, at: Option<usize>, op: &str| match at {
+        None => assert!(!c.valid(), "{what} {op}: valid at {:?}", c.key()),
+        Some(a) => {
+            assert!(c.valid(), "{what} {op}: invalid, want {:?}", want[a].0);
+            assert_eq!(
+                (c.key(), c.value()),
+                (want[a].0.as_slice(), want[a].1.as_slice()),
+                "{what} {op}"
+            );
+        }
+    };
+    check(c, *at, "position");
+    for op in ops {
+        *at = match op {
+            CursorOp::Rewind => {
+                c.rewind().unwrap();
+                (!want.is_empty()).then_some(0)
+            }
+            CursorOp::Next => {
+                c.next().unwrap();
+                at.map(|a| a + 1).filter(|a| *a < want.len())
+            }
+            CursorOp::Seek(k) => {
+                c.seek(k).unwrap();
+                want.iter()
+                    .position(|(x, _)| if rev { *x <= k } else { *x >= k })
+            }
+        };
+        check(c, *at, &format!("{op:?}"));
+    }
 }
 
 fn key() -> impl Strategy<Value = Vec<u8>> {
@@ -54,9 +130,13 @@ fn step() -> impl Strategy<Value = Step> {
         3 => key().prop_map(Step::Get),
         3 => (bound(), bound(), any::<bool>()).prop_map(|(a, b, r)| Step::Range(a, b, r)),
         1 => (proptest::collection::vec(0u8..4, 0..2), any::<bool>()).prop_map(|(p, r)| Step::Prefix(p, r)),
+        2 => (range(), any::<bool>(), cursor_ops()).prop_map(|(r, rev, ops)| Step::Cursor(r, rev, ops)),
+        1 => (range(), any::<bool>()).prop_map(|(r, rev)| Step::OpenCursor(r, rev)),
+        2 => cursor_ops().prop_map(Step::UseCursor),
         1 => Just(Step::Flush),
         1 => Just(Step::Compact),
         1 => Just(Step::Reopen),
+        1 => Just(Step::ReopenReadOnly),
     ]
 }
 
@@ -69,7 +149,7 @@ fn options(background: bool, partitioned: bool) -> LsmOptions {
             SyncMode::None
         },
         partitioner: if partitioned {
-            Some(Arc::new(|k: &[u8]| k.len().min(1)))
+            Some(Partitioner::FixedPrefix(1))
         } else {
             None
         },
@@ -125,6 +205,10 @@ fn run(steps: Vec<Step>, background: bool, partitioned: bool) {
     let opts = options(background, partitioned);
     let mut e = LsmEngine::open(dir.path(), opts.clone()).unwrap();
     let mut m = Model::new();
+    // A cursor kept across steps: the cursor, the model it was opened on, its range and
+    // direction, and its model position.
+    type Kept = (Box<dyn Cursor>, Model, KeyRange, bool, Option<usize>);
+    let mut kept: Option<Kept> = None;
     for (i, s) in steps.into_iter().enumerate() {
         match s.clone() {
             Step::Put(k, v) => {
@@ -193,11 +277,59 @@ fn run(steps: Vec<Step>, background: bool, partitioned: bool) {
                 let want = model_range(&m, &r.start, &r.end, rev);
                 assert_eq!(scan(&e, r, rev), want, "step {i}: {s:?}");
             }
+            Step::Cursor(r, rev, ops) => {
+                let d = if rev {
+                    Direction::Reverse
+                } else {
+                    Direction::Forward
+                };
+                let mut c = e.cursor(r.clone(), d).unwrap();
+                let mut at = m.keys().any(|k| r.contains(k)).then_some(0);
+                check_cursor(c.as_mut(), &m, &r, rev, &ops, &mut at, &format!("step {i}"));
+            }
+            Step::OpenCursor(r, rev) => {
+                let d = if rev {
+                    Direction::Reverse
+                } else {
+                    Direction::Forward
+                };
+                let c = e.cursor(r.clone(), d).unwrap();
+                let at = m.keys().any(|k| r.contains(k)).then_some(0);
+                kept = Some((c, m.clone(), r, rev, at));
+            }
+            Step::UseCursor(ops) => {
+                if let Some((c, km, r, rev, at)) = kept.as_mut() {
+                    check_cursor(
+                        c.as_mut(),
+                        km,
+                        r,
+                        *rev,
+                        &ops,
+                        at,
+                        &format!("step {i} (kept cursor)"),
+                    );
+                }
+            }
             Step::Flush => e.flush().unwrap(),
             Step::Compact => e.compact().unwrap(),
             Step::Reopen => {
+                kept = None;
                 e.close().unwrap();
                 drop(e);
+                e = LsmEngine::open(dir.path(), opts.clone()).unwrap();
+            }
+            Step::ReopenReadOnly => {
+                e.close().unwrap();
+                drop(e);
+                let ro = LsmEngine::open_read_only(dir.path(), opts.clone()).unwrap();
+                let all: Vec<_> = m.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+                assert_eq!(
+                    scan(&ro, KeyRange::all(), false),
+                    all,
+                    "step {i}: read-only"
+                );
+                assert!(matches!(ro.flush(), Err(Error::ReadOnly)));
+                drop(ro);
                 e = LsmEngine::open(dir.path(), opts.clone()).unwrap();
             }
         }

@@ -8,7 +8,7 @@ use crate::db::Db;
 use crate::error::{Error, Result};
 use crate::item::Item;
 use crate::item_codec::decode_item;
-use crate::table::{Key, Table};
+use crate::table::{ItemVersion, Key, Table};
 
 /// Writes to one or more tables, applied all together or not at all by [`Db::write`].
 #[derive(Debug, Default)]
@@ -54,6 +54,24 @@ impl Batch {
         self.inner.put(k, v);
         self.touch(table);
         Ok(self)
+    }
+
+    /// Requires that an item is still as it was read (see [`Table::get_versioned`]): when it
+    /// changed in between, [`Db::write`] writes nothing and fails with
+    /// [`Error::ConditionFailed`]. `what` describes the condition for that error.
+    pub fn require_unchanged(
+        &mut self,
+        table: &Table,
+        version: &ItemVersion,
+        what: impl Into<String>,
+    ) -> &mut Batch {
+        self.inner.require(Condition::Equals(
+            version.key.clone(),
+            version.bytes.clone(),
+        ));
+        self.conditions.push((table.name().to_owned(), what.into()));
+        self.touch(table);
+        self
     }
 
     /// Adds a delete.

@@ -5,7 +5,7 @@
 //! |---|---|
 //! | `(0, "meta", "format")` | `strata-tables/1` (UTF-8) |
 //! | `(0, "meta", "next_id")` | next collection id, decimal UTF-8 |
-//! | `(0, "table", name)` | JSON `{"kind":"table","id":N,"schema":{…}}` |
+//! | `(0, "table", name)` | JSON `{"kind":"table","id":N,"schema":{…}}`, plus `"meta":{…}` when a layer above keeps metadata |
 //! | `(0, "dropping", id)` | empty: a dropped table whose data is still being deleted |
 //!
 //! Entries are JSON objects with a `kind`, so that later kinds of collection (record-store
@@ -29,6 +29,10 @@ pub struct TableEntry {
     pub id: u64,
     /// The key schema.
     pub schema: TableSchema,
+    /// Metadata kept for the layers above (e.g. the DynamoDB API's table description under
+    /// `"dynamodb"`); absent for plain tables.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<serde_json::Value>,
 }
 
 impl TableEntry {
@@ -38,6 +42,7 @@ impl TableEntry {
             kind: "table".into(),
             id,
             schema,
+            meta: None,
         }
     }
 

@@ -1,6 +1,7 @@
 //! [`Db`]: the database users open.
 
 use std::collections::HashMap;
+use std::ops::Bound;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard};
@@ -39,12 +40,35 @@ impl Default for DbOptions {
     }
 }
 
+/// Keys deleted per atomic batch when a dropped table's data is deleted.
+const DROP_BATCH: usize = 1000;
+
 /// A table's definition as loaded from the catalog.
 #[derive(Debug)]
 pub(crate) struct TableDef {
     pub schema: TableSchema,
     pub layout: KeyLayout,
     pub dropped: AtomicBool,
+    /// The catalog entry's `meta`, kept in step with the catalog by [`Db::set_table_meta`].
+    pub meta: RwLock<Option<Arc<serde_json::Value>>>,
+}
+
+impl TableDef {
+    fn new(schema: TableSchema, id: u64, meta: Option<serde_json::Value>) -> TableDef {
+        TableDef {
+            layout: KeyLayout::new(&schema, id),
+            schema,
+            dropped: AtomicBool::new(false),
+            meta: RwLock::new(meta.map(Arc::new)),
+        }
+    }
+
+    pub(crate) fn meta(&self) -> Option<Arc<serde_json::Value>> {
+        match self.meta.read() {
+            Ok(g) => g.clone(),
+            Err(p) => p.into_inner().clone(),
+        }
+    }
 }
 
 pub(crate) struct Inner {
@@ -106,8 +130,27 @@ impl Db {
         Db::with_engine(Arc::new(MemEngine::new()))
     }
 
+    /// Opens the existing database in directory `path` for reading only, with default
+    /// options: nothing is ever written (it works on a read-only file system and on a full
+    /// disk), several read-only opens may share the directory, and writes fail.
+    pub fn open_read_only(path: impl AsRef<Path>) -> Result<Db> {
+        Db::open_read_only_with(path, DbOptions::default())
+    }
+
+    /// Opens the existing database in directory `path` for reading only, with `options`.
+    pub fn open_read_only_with(path: impl AsRef<Path>, options: DbOptions) -> Result<Db> {
+        let engine = crate::lsm::open_engine_read_only(path.as_ref(), &options)?;
+        Db::start(engine, true)
+    }
+
     /// A database over any engine. The engine should stripe with [`crate::keys::partitioner`].
     pub fn with_engine(engine: Arc<dyn Engine>) -> Result<Db> {
+        Db::start(engine, false)
+    }
+
+    /// A database over `engine`; `read_only`: write nothing (no format marker for a new
+    /// database, no finishing of interrupted drops).
+    fn start(engine: Arc<dyn Engine>, read_only: bool) -> Result<Db> {
         let format_key = keys::catalog_key("meta", "format")?;
         match engine.get(&format_key)? {
             Some(v) if v == FORMAT_MARKER => {}
@@ -117,6 +160,11 @@ impl Db {
                     String::from_utf8_lossy(&v),
                     String::from_utf8_lossy(FORMAT_MARKER)
                 )))
+            }
+            None if read_only => {
+                return Err(Error::Unsupported(
+                    "not a Strata table database (its catalog has no format marker)".into(),
+                ))
             }
             None => {
                 let mut b = WriteBatch::new();
@@ -137,7 +185,9 @@ impl Db {
             }),
         };
         db.load_catalog()?;
-        db.finish_drops()?;
+        if !read_only {
+            db.finish_drops()?;
+        }
         Ok(db)
     }
 
@@ -156,14 +206,9 @@ impl Db {
         {
             let (_, v) = kv?;
             let e = TableEntry::from_bytes(&v)?;
-            let layout = KeyLayout::new(&e.schema, e.id);
             map.insert(
                 e.schema.name.clone(),
-                Arc::new(TableDef {
-                    schema: e.schema,
-                    layout,
-                    dropped: AtomicBool::new(false),
-                }),
+                Arc::new(TableDef::new(e.schema, e.id, e.meta)),
             );
         }
         *self.tables_write() = map;
@@ -187,10 +232,30 @@ impl Db {
     /// Creates a table, or returns the existing one when its schema is the same. A table of
     /// that name with another schema is an error ([`Error::TableExists`]).
     pub fn create_table(&self, schema: TableSchema) -> Result<Table> {
+        self.create(schema, None, false)
+    }
+
+    /// Creates a table that carries `meta` (metadata of a layer above, stored in the catalog
+    /// entry; see [`Table::meta`]). Unlike [`Db::create_table`], a table of that name must not
+    /// exist yet, whatever its schema: otherwise [`Error::TableExists`].
+    pub fn create_table_with_meta(
+        &self,
+        schema: TableSchema,
+        meta: serde_json::Value,
+    ) -> Result<Table> {
+        self.create(schema, Some(meta), true)
+    }
+
+    fn create(
+        &self,
+        schema: TableSchema,
+        meta: Option<serde_json::Value>,
+        exclusive: bool,
+    ) -> Result<Table> {
         schema.validate()?;
         let _ddl = lock(&self.inner.ddl);
         if let Some(def) = self.tables_read().get(&schema.name) {
-            return if def.schema == schema {
+            return if def.schema == schema && !exclusive {
                 Ok(Table::new(Arc::clone(&self.inner), Arc::clone(def)))
             } else {
                 Err(Error::TableExists {
@@ -207,11 +272,13 @@ impl Db {
             None => 1,
         };
         let entry_key = keys::catalog_key("table", &schema.name)?;
+        let mut entry = TableEntry::new(id, schema.clone());
+        entry.meta = meta.clone();
         let mut b = WriteBatch::new();
         b.require(Condition::Absent(entry_key.clone()));
         b.require(Condition::Equals(counter_key.clone(), current));
         b.put(counter_key, (id + 1).to_string().into_bytes());
-        b.put(entry_key, TableEntry::new(id, schema.clone()).to_bytes());
+        b.put(entry_key, entry.to_bytes());
         engine.write(b).map_err(|e| match e {
             strata_lsm::Error::ConditionFailed { .. } => Error::ConditionFailed {
                 table: schema.name.clone(),
@@ -219,14 +286,44 @@ impl Db {
             },
             e => e.into(),
         })?;
-        let def = Arc::new(TableDef {
-            layout: KeyLayout::new(&schema, id),
-            schema,
-            dropped: AtomicBool::new(false),
-        });
+        let def = Arc::new(TableDef::new(schema, id, meta));
         self.tables_write()
             .insert(def.schema.name.clone(), Arc::clone(&def));
         Ok(Table::new(Arc::clone(&self.inner), def))
+    }
+
+    /// Replaces the metadata of table `name` (see [`Db::create_table_with_meta`]), atomically
+    /// with respect to other catalog changes.
+    pub fn set_table_meta(&self, name: &str, meta: serde_json::Value) -> Result<()> {
+        let _ddl = lock(&self.inner.ddl);
+        let def = self
+            .tables_read()
+            .get(name)
+            .cloned()
+            .ok_or_else(|| Error::TableNotFound(name.to_owned()))?;
+        let entry_key = keys::catalog_key("table", name)?;
+        let old = self
+            .inner
+            .engine
+            .get(&entry_key)?
+            .ok_or_else(|| Error::TableNotFound(name.to_owned()))?;
+        let mut entry = TableEntry::from_bytes(&old)?;
+        entry.meta = Some(meta.clone());
+        let mut b = WriteBatch::new();
+        b.require(Condition::Equals(entry_key.clone(), Some(old)));
+        b.put(entry_key, entry.to_bytes());
+        self.inner.engine.write(b).map_err(|e| match e {
+            strata_lsm::Error::ConditionFailed { .. } => Error::ConditionFailed {
+                table: name.to_owned(),
+                reason: "the catalog changed concurrently (another process?)".into(),
+            },
+            e => e.into(),
+        })?;
+        *match def.meta.write() {
+            Ok(g) => g,
+            Err(p) => p.into_inner(),
+        } = Some(Arc::new(meta));
+        Ok(())
     }
 
     /// Drops a table and deletes its data. Handles to it fail from then on with
@@ -256,23 +353,28 @@ impl Db {
         self.delete_table_data(id)
     }
 
+    /// Deletes every key of table `id`, in batches of [`DROP_BATCH`]. Each batch resumes
+    /// strictly after the last key deleted, so no batch reads the tombstones of the ones
+    /// before it: the cost is linear in the size of the table.
     fn delete_table_data(&self, id: u64) -> Result<()> {
         let engine = &self.inner.engine;
         let prefix = NativePrefix::table(id)?;
+        let mut range = KeyRange::prefix(&prefix);
         loop {
             let keys: Vec<Vec<u8>> = engine
-                .range(KeyRange::prefix(&prefix), Direction::Forward)?
-                .take(1000)
+                .range(range.clone(), Direction::Forward)?
+                .take(DROP_BATCH)
                 .map(|kv| kv.map(|(k, _)| k))
                 .collect::<strata_lsm::Result<_>>()?;
-            if keys.is_empty() {
+            let Some(last) = keys.last().cloned() else {
                 break;
-            }
+            };
             let mut b = WriteBatch::new();
             for k in keys {
                 b.delete(k);
             }
             engine.write(b)?;
+            range.start = Bound::Excluded(last);
         }
         let mut b = WriteBatch::new();
         b.delete(keys::catalog_key("dropping", &id.to_string())?);

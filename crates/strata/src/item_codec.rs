@@ -15,12 +15,22 @@ use std::collections::BTreeMap;
 use strata_key::{Decimal, Time, Tuple, Value};
 
 use crate::error::Error;
-use crate::item::{Attr, Item};
+use crate::item::{Attr, Item, Set};
 
 /// Format version byte that starts every stored item.
 pub const ITEM_FORMAT: u8 = 0x01;
-/// Deepest nesting of lists, maps and tuples that decodes.
-pub const MAX_DEPTH: usize = 64;
+/// Deepest nesting of lists, maps and tuples, in encoding and decoding: the key limit
+/// [`strata_key::MAX_DEPTH`] (a top-level attribute is level 1), so an item that holds a key
+/// tuple at the limit still stores.
+pub const MAX_DEPTH: usize = strata_key::MAX_DEPTH;
+
+/// An item nested deeper than [`MAX_DEPTH`]: it would store, but could never be read back.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("attribute {attr:?} is nested deeper than {MAX_DEPTH} levels of lists, maps and tuples")]
+pub struct NestingError {
+    /// The top-level attribute at fault.
+    pub attr: String,
+}
 
 const T_NULL: u8 = 0x00;
 const T_FALSE: u8 = 0x01;
@@ -36,13 +46,36 @@ const T_TUPLE: u8 = 0x0a;
 const T_LIST: u8 = 0x0b;
 const T_MAP: u8 = 0x0c;
 const T_DECIMAL: u8 = 0x0d;
+const T_SET: u8 = 0x0e;
 
-/// Encodes an item.
-pub fn encode_item(item: &Item) -> Vec<u8> {
+/// Encodes an item; refuses one nested deeper than [`MAX_DEPTH`] (which would not decode).
+pub fn encode_item(item: &Item) -> Result<Vec<u8>, NestingError> {
+    if let Some((name, _)) = item.iter().find(|(_, a)| !attr_depth_ok(a, 1)) {
+        return Err(NestingError { attr: name.clone() });
+    }
     let mut out = Vec::with_capacity(64);
     out.push(ITEM_FORMAT);
     put_map(&mut out, item);
-    out
+    Ok(out)
+}
+
+/// Whether `a`, at nesting level `depth`, and everything in it stays within [`MAX_DEPTH`]
+/// (the decoder's rule: a list, map or tuple may sit at levels 1 to `MAX_DEPTH`).
+fn attr_depth_ok(a: &Attr, depth: usize) -> bool {
+    match a {
+        Attr::Value(v) => value_depth_ok(v, depth),
+        Attr::List(l) => depth <= MAX_DEPTH && l.iter().all(|x| attr_depth_ok(x, depth + 1)),
+        Attr::Map(m) => depth <= MAX_DEPTH && m.values().all(|x| attr_depth_ok(x, depth + 1)),
+        // A set holds scalars only (never tuples): it adds no nesting the decoder limits.
+        Attr::Set(_) => true,
+    }
+}
+
+fn value_depth_ok(v: &Value, depth: usize) -> bool {
+    match v {
+        Value::Tuple(t) => depth <= MAX_DEPTH && t.iter().all(|x| value_depth_ok(x, depth + 1)),
+        _ => true,
+    }
 }
 
 fn put_varint(out: &mut Vec<u8>, mut v: u128) {
@@ -87,6 +120,13 @@ fn put_attr(out: &mut Vec<u8>, a: &Attr) {
         Attr::Map(m) => {
             out.push(T_MAP);
             put_map(out, m);
+        }
+        Attr::Set(set) => {
+            out.push(T_SET);
+            put_varint(out, set.len() as u128);
+            for v in set.values() {
+                put_value(out, v);
+            }
         }
     }
 }
@@ -274,6 +314,18 @@ impl<'a> Reader<'a> {
                 self.pos += 1;
                 Ok(Attr::Map(self.map(depth)?))
             }
+            Some(&T_SET) => {
+                let at = self.pos;
+                self.pos += 1;
+                let n = self.count()?;
+                let mut values = Vec::with_capacity(n);
+                for _ in 0..n {
+                    values.push(self.value(depth + 1)?);
+                }
+                Set::from_sorted(values)
+                    .map(Attr::Set)
+                    .map_err(|e| self.err_at(at, format!("set: {e}")))
+            }
             _ => Ok(Attr::Value(self.value(depth)?)),
         }
     }
@@ -348,7 +400,9 @@ impl<'a> Reader<'a> {
                 }
                 Value::Decimal(d)
             }
-            T_LIST | T_MAP => return Err(self.err_at(at, "a list or map inside a tuple")),
+            T_LIST | T_MAP | T_SET => {
+                return Err(self.err_at(at, "a list, map or set inside a tuple"))
+            }
             other => return Err(self.err_at(at, format!("unknown attribute tag {other:#04x}"))),
         })
     }
@@ -384,6 +438,12 @@ pub(crate) mod tests {
             .prop_map(Attr::Value)
             .prop_recursive(3, 16, 4, |inner| {
                 prop_oneof![
+                    proptest::collection::btree_set("[a-c]{0,3}", 1..4).prop_map(|s| Attr::Set(
+                        Set::new(s.into_iter().map(Value::Text).collect()).unwrap()
+                    )),
+                    proptest::collection::btree_set(any::<i64>(), 1..4).prop_map(|s| Attr::Set(
+                        Set::new(s.into_iter().map(|i| Value::Int(i.into())).collect()).unwrap()
+                    )),
                     proptest::collection::vec(inner.clone(), 0..4).prop_map(Attr::List),
                     proptest::collection::btree_map("[a-z]{0,3}", inner, 0..4)
                         .prop_map(|m| Attr::Map(Item(m))),
@@ -398,7 +458,7 @@ pub(crate) mod tests {
     proptest! {
         #[test]
         fn round_trip(item in arb_item()) {
-            let bytes = encode_item(&item);
+            let bytes = encode_item(&item).unwrap();
             prop_assert_eq!(decode_item(&bytes).unwrap(), item);
         }
 
@@ -409,16 +469,53 @@ pub(crate) mod tests {
 
         #[test]
         fn mutations_never_panic_and_decoding_is_canonical(item in arb_item(), at in any::<usize>(), b in any::<u8>(), cut in any::<usize>()) {
-            let mut bytes = encode_item(&item);
+            let mut bytes = encode_item(&item).unwrap();
             let i = at % bytes.len();
             bytes[i] = b;
             if let Ok(it) = decode_item(&bytes) {
-                prop_assert_eq!(encode_item(&it), bytes.clone());
+                prop_assert_eq!(encode_item(&it).unwrap(), bytes.clone());
             }
             bytes.truncate(cut % (bytes.len() + 1));
             if let Ok(it) = decode_item(&bytes) {
-                prop_assert_eq!(encode_item(&it), bytes);
+                prop_assert_eq!(encode_item(&it).unwrap(), bytes);
             }
+        }
+    }
+
+    #[test]
+    fn encoder_and_decoder_share_the_nesting_limit() {
+        let list = |n: usize| {
+            let mut a = Attr::from(1);
+            for _ in 0..n {
+                a = Attr::List(vec![a]);
+            }
+            a
+        };
+        let map = |n: usize| {
+            let mut a = Attr::from(1);
+            for _ in 0..n {
+                a = Attr::Map(Item::new().with("m", a));
+            }
+            a
+        };
+        let tuple = |n: usize| {
+            let mut v = Value::Int(1);
+            for _ in 0..n {
+                v = Value::Tuple(Tuple(vec![v]));
+            }
+            Attr::Value(v)
+        };
+        for make in [&list as &dyn Fn(usize) -> Attr, &map, &tuple] {
+            let ok = Item::new().with("a", make(MAX_DEPTH));
+            let bytes = encode_item(&ok).unwrap();
+            assert_eq!(decode_item(&bytes).unwrap(), ok);
+            let deep = Item::new().with("b", 1).with("deep", make(MAX_DEPTH + 1));
+            assert_eq!(
+                encode_item(&deep),
+                Err(NestingError {
+                    attr: "deep".into()
+                })
+            );
         }
     }
 
@@ -429,16 +526,65 @@ pub(crate) mod tests {
             Attr::List(vec![Attr::from("x"), Attr::from(Value::Null)]),
         );
         assert_eq!(
-            encode_item(&it),
+            encode_item(&it).unwrap(),
             vec![
                 0x01, 0x02, 0x01, b'a', T_INT, 0x02, 0x01, b'b', T_LIST, 0x02, T_TEXT, 0x01, b'x',
                 T_NULL
             ]
         );
         assert_eq!(
-            encode_item(&Item::new().with("n", -1)),
+            encode_item(&Item::new().with("n", -1)).unwrap(),
             vec![0x01, 0x01, 0x01, b'n', T_INT, 0x01]
         );
+    }
+
+    #[test]
+    fn sets_are_canonical() {
+        let set = Set::new(vec![Value::from("b"), Value::from("a")]).unwrap();
+        let it = Item::new().with("s", Attr::Set(set));
+        let bytes = encode_item(&it).unwrap();
+        assert_eq!(
+            bytes,
+            vec![0x01, 0x01, 0x01, b's', T_SET, 0x02, T_TEXT, 0x01, b'a', T_TEXT, 0x01, b'b']
+        );
+        assert_eq!(decode_item(&bytes).unwrap(), it);
+        let bad = |b: &[u8], what: &str| {
+            let e = decode_item(b).unwrap_err().to_string();
+            assert!(e.contains(what), "{e}");
+        };
+        // Unsorted, repeated, empty, mixed kinds, NULL.
+        bad(
+            &[
+                0x01, 0x01, 0x01, b's', T_SET, 0x02, T_TEXT, 0x01, b'b', T_TEXT, 0x01, b'a',
+            ],
+            "duplicates",
+        );
+        bad(
+            &[
+                0x01, 0x01, 0x01, b's', T_SET, 0x02, T_TEXT, 0x01, b'a', T_TEXT, 0x01, b'a',
+            ],
+            "duplicates",
+        );
+        bad(&[0x01, 0x01, 0x01, b's', T_SET, 0x00], "empty");
+        bad(
+            &[
+                0x01, 0x01, 0x01, b's', T_SET, 0x02, T_INT, 0x02, T_TEXT, 0x01, b'a',
+            ],
+            "one kind",
+        );
+        bad(&[0x01, 0x01, 0x01, b's', T_SET, 0x01, T_NULL], "null");
+    }
+
+    #[test]
+    fn set_operations() {
+        let s = |v: &[i64]| Set::new(v.iter().map(|&i| Value::Int(i.into())).collect()).unwrap();
+        assert_eq!(s(&[3, 1]).union(&s(&[2, 3])), Some(s(&[1, 2, 3])));
+        assert_eq!(s(&[1, 2, 3]).difference(&s(&[2])), Some(s(&[1, 3])));
+        assert_eq!(s(&[1]).difference(&s(&[1, 2])), None);
+        let t = Set::new(vec![Value::from("x")]).unwrap();
+        assert_eq!(s(&[1]).union(&t), None);
+        assert!(Set::from_unique(vec![Value::from("x"), Value::from("x")]).is_err());
+        assert!(s(&[5, 7]).contains(&Value::Int(7)));
     }
 
     #[test]

@@ -3,7 +3,8 @@
 //! Values follow `strata_key::json` (integral numbers are ints, other numbers floats, strings
 //! text, typed objects `{"t": ...}` for bytes, uuid, time, f32, tuple...). In items, arrays
 //! are lists and other objects are maps; a map that itself has a `"t"` attribute is written
-//! `{"t":"map","v":{...}}`.
+//! `{"t":"map","v":{...}}`; a set is `{"t":"set","v":[...]}` (its values typed like key
+//! values).
 //!
 //! Key attributes are converted to their schema type where that is exact: an integer to
 //! `f64`/`f32` (when it converts exactly), an array to a `tuple`, a string to a `uuid`, a JSON
@@ -76,6 +77,25 @@ pub fn attr_from_json(j: &Json, path: &str) -> std::result::Result<Attr, JsonErr
                     "a {\"t\":\"map\"} object needs exactly a \"v\" object beside \"t\"",
                 )),
             },
+            Some(Json::String(t)) if t == "set" => match o.get("v") {
+                Some(Json::Array(vs)) if o.len() == 2 => {
+                    let values = vs
+                        .iter()
+                        .enumerate()
+                        .map(|(i, x)| {
+                            value_from_json(x)
+                                .map_err(|e| jerr(&format!("{path}.v[{i}]"), e.reason))
+                        })
+                        .collect::<std::result::Result<Vec<_>, _>>()?;
+                    crate::item::Set::new(values)
+                        .map(Attr::Set)
+                        .map_err(|e| jerr(path, e.to_string()))
+                }
+                _ => Err(jerr(
+                    path,
+                    "a {\"t\":\"set\"} object needs exactly a \"v\" array beside \"t\"",
+                )),
+            },
             Some(Json::String(t)) if TYPE_TAGS.contains(&t.as_str()) => {
                 value_from_json(j).map(Attr::Value).map_err(|e| {
                     jerr(
@@ -98,6 +118,10 @@ pub fn attr_to_json(a: &Attr) -> Json {
         Attr::Value(v @ Value::Tuple(_)) => value_to_json(v, true),
         Attr::Value(v) => value_to_json(v, false),
         Attr::List(l) => Json::Array(l.iter().map(attr_to_json).collect()),
+        Attr::Set(set) => serde_json::json!({
+            "t": "set",
+            "v": set.values().iter().map(|v| value_to_json(v, true)).collect::<Vec<_>>()
+        }),
         Attr::Map(m) => {
             let inner = item_to_json(m);
             if m.contains_key("t") {
@@ -164,7 +188,7 @@ fn list_to_tuple(l: Vec<Attr>) -> Option<Tuple> {
         .map(|a| match a {
             Attr::Value(v) => Some(v),
             Attr::List(l) => list_to_tuple(l).map(Value::Tuple),
-            Attr::Map(_) => None,
+            Attr::Map(_) | Attr::Set(_) => None,
         })
         .collect()
 }

@@ -12,8 +12,6 @@
 //! with their orders). So one partition lives in one stripe, a Scan segment is a contiguous
 //! range of `h`, and the catalog (element 0 = `0`) cannot collide with any table key.
 
-use std::sync::Arc;
-
 use strata_key::codec::native::{self, NativeCodec, Order};
 use strata_key::{TupleCodec, Value};
 
@@ -35,9 +33,10 @@ pub fn partition_prefix_len(key: &[u8]) -> usize {
     native::prefix_len(key, 2).unwrap_or(0)
 }
 
-/// The engine partitioner as a shareable closure.
+/// The engine partitioner: the recorded kind `native-tuple:2`, which cuts keys exactly like
+/// [`partition_prefix_len`].
 pub fn partitioner() -> strata_lsm::Partitioner {
-    Arc::new(partition_prefix_len)
+    strata_lsm::Partitioner::NativeTuplePrefix(2)
 }
 
 /// Key of a catalog entry `(0, kind, name)`.
@@ -116,11 +115,14 @@ impl KeyLayout {
     pub fn key(&self, h: u16, partition: &[Value], sort: &[Value]) -> Result<Vec<u8>> {
         let orders = self.codec.orders();
         let mut out = Vec::with_capacity(32);
-        NativeCodec::encode_element(&Value::Int(self.id as i128), Order::default(), &mut out);
-        NativeCodec::encode_element(&Value::Int(h as i128), Order::default(), &mut out);
+        let id = Value::Int(self.id as i128);
+        NativeCodec::encode_element(&id, Order::default(), &mut out)
+            .map_err(|e| self.enc_err(e))?;
+        let h = Value::Int(h as i128);
+        NativeCodec::encode_element(&h, Order::default(), &mut out).map_err(|e| self.enc_err(e))?;
         for (i, v) in partition.iter().chain(sort).enumerate() {
             let order = orders.get(2 + i).copied().unwrap_or_default();
-            NativeCodec::encode_element(v, order, &mut out);
+            NativeCodec::encode_element(v, order, &mut out).map_err(|e| self.enc_err(e))?;
         }
         Ok(out)
     }
@@ -166,5 +168,12 @@ mod tests {
         let table = c.encode(&[Value::Int(5)]).unwrap();
         assert_eq!(partition_prefix_len(&table), 0);
         assert_eq!(partition_prefix_len(b""), 0);
+        // The engine's recorded kind cuts keys the same way.
+        for key in [&k, &p, &table, &Vec::new()] {
+            assert_eq!(
+                partitioner().partition(key),
+                &key[..partition_prefix_len(key)]
+            );
+        }
     }
 }

@@ -42,13 +42,14 @@ pub mod json;
 pub mod keys;
 mod lsm;
 pub mod query;
+pub mod rows;
 pub mod schema;
 pub mod table;
 
 pub use batch::{Batch, Transaction};
 pub use db::{Db, DbOptions};
 pub use error::{Error, Result};
-pub use item::{Attr, Item};
-pub use query::{Page, Query, Scan, SortCondition};
+pub use item::{Attr, Item, Set, SetError};
+pub use query::{Page, Query, Rows, Scan, SortCondition};
 pub use schema::{Direction, KeyField, Nulls, TableSchema};
-pub use table::{Key, Table};
+pub use table::{ItemVersion, Key, Table};

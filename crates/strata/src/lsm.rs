@@ -9,10 +9,8 @@ use crate::db::DbOptions;
 use crate::error::Result;
 use crate::keys;
 
-/// Opens the striped LSM engine in `path`, striping on [`keys::partitioner`] (one partition =
-/// one stripe).
-pub(crate) fn open_engine(path: &Path, options: &DbOptions) -> Result<Arc<dyn Engine>> {
-    let lsm = LsmOptions {
+fn lsm_options(options: &DbOptions) -> LsmOptions {
+    LsmOptions {
         stripes: options.stripes,
         sync: if options.sync {
             SyncMode::Always
@@ -23,6 +21,21 @@ pub(crate) fn open_engine(path: &Path, options: &DbOptions) -> Result<Arc<dyn En
         block_cache_bytes: options.block_cache_bytes,
         memtable_budget_bytes: options.memtable_budget_bytes,
         ..LsmOptions::default()
-    };
-    Ok(Arc::new(LsmEngine::open(path, lsm)?))
+    }
+}
+
+/// Opens the striped LSM engine in `path` for reading and writing, striping on
+/// [`keys::partitioner`] (one partition = one stripe). The engine records that partitioner
+/// when it creates the database and refuses a database recorded with another one (such as
+/// one written by `strata kv`), so no key is ever re-filed.
+pub(crate) fn open_engine(path: &Path, options: &DbOptions) -> Result<Arc<dyn Engine>> {
+    Ok(Arc::new(LsmEngine::open(path, lsm_options(options))?))
+}
+
+/// Opens the existing engine in `path` read-only (see [`LsmEngine::open_read_only`]).
+pub(crate) fn open_engine_read_only(path: &Path, options: &DbOptions) -> Result<Arc<dyn Engine>> {
+    Ok(Arc::new(LsmEngine::open_read_only(
+        path,
+        lsm_options(options),
+    )?))
 }

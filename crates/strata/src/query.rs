@@ -9,9 +9,22 @@
 //! is turned into the mirrored key-order condition, [`SortCondition::in_key_order`]). When the
 //! named fields mix directions, a value comparison would not be one contiguous key range, so the
 //! condition compares **in the table's order** instead ("sorts before"; documented and tested).
-//! NULLs compare where the schema places them (first or last in the table's order).
 //! `between` is inclusive at both ends. `begins_with` takes equal values for the leading fields
-//! and a text or bytes prefix for the last one (NULL never matches it).
+//! and a text or bytes prefix for the last one.
+//!
+//! # NULLs
+//! A comparison with NULL is unknown and never matches, as in SQL and DynamoDB:
+//! `lt`/`le`/`gt`/`ge`/`between` compare the item's sort prefix with the condition's values
+//! like SQL compares rows — field by field, the first field that differs decides, and a NULL
+//! met before that (in the item or in the condition) means no match. So on a single sort
+//! field they never match an item whose value is NULL, whatever the field's direction and
+//! NULL placement (placement orders results; it never makes NULL "less than 5"). On several
+//! fields, `lt [1, 2]` matches `(0, NULL)` (decided by the first field) but not `(1, NULL)`
+//! nor `(NULL, 0)`. `begins_with` never matches a NULL in its last named field.
+//! `eq` is key identity (SQL's `IS NOT DISTINCT FROM`), the same equality as [`Table::get`]:
+//! `eq [null]` matches exactly the items whose sort value is NULL — the one way to select them
+//! with a Query — and `eq [5]` never matches NULL. The leading values of `begins_with` use
+//! the same equality.
 //!
 //! # Pagination
 //! A page holds at most `limit` items. When more items match, the page's `last_key` is the key
@@ -27,8 +40,9 @@ use strata_lsm::{Direction, KeyRange};
 
 use crate::error::{Error, Result};
 use crate::item::Item;
-use crate::item_codec::decode_item;
 use crate::keys::HASH_SPACE;
+use crate::rows::RowFilter;
+pub use crate::rows::Rows;
 use crate::table::{Key, Table};
 
 /// Most segments a Scan may be split into.
@@ -168,14 +182,26 @@ pub struct Page {
     pub last_key: Option<Key>,
 }
 
-fn cmp_prefix(table: &Table, sort: &[&Value], v: &[Value]) -> Ordering {
+/// SQL's row comparison of an item's sort prefix with condition values, in the table's order:
+/// the first field that differs decides; a NULL met before that (in the item or in the
+/// condition) makes the comparison unknown (`None`), and an unknown comparison never matches.
+fn cmp_prefix(table: &Table, sort: &[&Value], v: &[Value]) -> Option<Ordering> {
     for ((f, a), b) in table.schema().sort.iter().zip(sort).zip(v) {
+        if a.is_null() || b.is_null() {
+            return None;
+        }
         match f.cmp(a, b) {
             Ordering::Equal => {}
-            o => return o,
+            o => return Some(o),
         }
     }
-    Ordering::Equal
+    Some(Ordering::Equal)
+}
+
+/// Key identity of an item's sort prefix and condition values (`IS NOT DISTINCT FROM`: a
+/// NULL value equals a NULL): what `eq` and the leading values of `begins_with` mean.
+fn same_prefix(sort: &[&Value], v: &[Value]) -> bool {
+    sort.iter().zip(v).all(|(a, b)| *a == b)
 }
 
 fn starts_with(a: &Value, p: &Value) -> bool {
@@ -228,22 +254,24 @@ impl SortCondition {
         }
     }
 
-    /// Whether an item's sort values satisfy the condition.
-    fn matches(&self, table: &Table, sort: &[&Value]) -> bool {
+    /// Whether an item's sort values satisfy the condition (already in key order, see
+    /// [`SortCondition::in_key_order`]).
+    pub(crate) fn matches(&self, table: &Table, sort: &[&Value]) -> bool {
         use SortCondition::*;
+        let cmp = |v: &[Value]| cmp_prefix(table, sort, v);
         match self {
-            Eq(v) => cmp_prefix(table, sort, v) == Ordering::Equal,
-            Lt(v) => cmp_prefix(table, sort, v) == Ordering::Less,
-            Le(v) => cmp_prefix(table, sort, v) != Ordering::Greater,
-            Gt(v) => cmp_prefix(table, sort, v) == Ordering::Greater,
-            Ge(v) => cmp_prefix(table, sort, v) != Ordering::Less,
+            Eq(v) => same_prefix(sort, v),
+            Lt(v) => cmp(v) == Some(Ordering::Less),
+            Le(v) => matches!(cmp(v), Some(Ordering::Less | Ordering::Equal)),
+            Gt(v) => cmp(v) == Some(Ordering::Greater),
+            Ge(v) => matches!(cmp(v), Some(Ordering::Greater | Ordering::Equal)),
             Between(lo, hi) => {
-                cmp_prefix(table, sort, lo) != Ordering::Less
-                    && cmp_prefix(table, sort, hi) != Ordering::Greater
+                matches!(cmp(lo), Some(Ordering::Greater | Ordering::Equal))
+                    && matches!(cmp(hi), Some(Ordering::Less | Ordering::Equal))
             }
             BeginsWith(v) => {
                 let k = v.len() - 1;
-                cmp_prefix(table, sort, &v[..k]) == Ordering::Equal && starts_with(sort[k], &v[k])
+                same_prefix(sort, &v[..k]) && starts_with(sort[k], &v[k])
             }
         }
     }
@@ -370,27 +398,31 @@ impl Table {
         Ok(())
     }
 
-    /// One page of a Query (see the module docs).
+    /// One page of a Query (see the module docs): at most `limit` items, in memory. To read
+    /// a large result with bounded memory, iterate [`Table::query_rows`] instead.
     pub fn query(&self, q: &Query) -> Result<Page> {
+        self.query_rows(q)?.into_page()
+    }
+
+    /// The items of a Query, read one at a time from one snapshot taken now (see [`Rows`]).
+    /// Same semantics as [`Table::query`], including `limit`, `after` and the last key.
+    pub fn query_rows(&self, q: &Query) -> Result<Rows> {
         self.check_partition(&q.partition)?;
         if let Some(c) = &q.sort {
             self.check_condition(c)?;
         }
-        let normalized;
-        let q = match &q.sort {
-            Some(c) => {
-                normalized = Query {
-                    sort: Some(c.in_key_order(&self.def.schema.sort)),
-                    ..q.clone()
-                };
-                &normalized
-            }
-            None => q,
-        };
         check_limit(self, q.limit)?;
+        let sort = q
+            .sort
+            .as_ref()
+            .map(|c| c.in_key_order(&self.def.schema.sort));
+        let normalized = Query {
+            sort: sort.clone(),
+            ..q.clone()
+        };
         let h = self.def.layout.partition_hash(&q.partition)?;
-        let Some(mut range) = self.query_range(q, h)? else {
-            return Ok(Page::default());
+        let Some(mut range) = self.query_range(&normalized, h)? else {
+            return Ok(Rows::empty(self));
         };
         let dir = if q.reverse {
             Direction::Reverse
@@ -408,28 +440,13 @@ impl Table {
             narrow(&mut range, self.encode_key(after)?.bytes, dir);
         }
         if is_empty(&range) {
-            return Ok(Page::default());
+            return Ok(Rows::empty(self));
         }
-        let sort_fields = &self.schema().sort;
-        let part_fields = &self.schema().partition;
-        self.page(range, dir, q.limit, |item| {
-            let same_partition = part_fields
-                .iter()
-                .zip(&q.partition)
-                .all(|(f, v)| item.value(&f.name) == Some(v));
-            if !same_partition {
-                return false;
-            }
-            let Some(c) = &q.sort else { return true };
-            let mut sort_vals: Vec<&Value> = Vec::with_capacity(sort_fields.len());
-            for f in sort_fields {
-                match item.value(&f.name) {
-                    Some(v) => sort_vals.push(v),
-                    None => return false,
-                }
-            }
-            c.matches(self, &sort_vals)
-        })
+        let filter = RowFilter::Query {
+            partition: q.partition.clone(),
+            sort,
+        };
+        self.rows(range, dir, q.limit, filter)
     }
 
     /// The segment (of `segments`) that holds a partition.
@@ -438,8 +455,15 @@ impl Table {
         Ok(((h as u64 * segments.max(1) as u64) / HASH_SPACE as u64) as u32)
     }
 
-    /// One page of a Scan (see [`Scan`]).
+    /// One page of a Scan (see [`Scan`]): at most `limit` items, in memory. To read a large
+    /// table with bounded memory, iterate [`Table::scan_rows`] instead.
     pub fn scan(&self, s: &Scan) -> Result<Page> {
+        self.scan_rows(s)?.into_page()
+    }
+
+    /// The items of a Scan, read one at a time from one snapshot taken now (see [`Rows`]).
+    /// Same semantics as [`Table::scan`], including `limit`, `after` and the last key.
+    pub fn scan_rows(&self, s: &Scan) -> Result<Rows> {
         if s.segments == 0 || s.segments > MAX_SEGMENTS || s.segment >= s.segments {
             return Err(Error::invalid(
                 self.name(),
@@ -455,7 +479,7 @@ impl Table {
         let lo = (s.segment as u64 * space).div_ceil(n);
         let hi = ((s.segment as u64 + 1) * space).div_ceil(n);
         if lo == hi {
-            return Ok(Page::default());
+            return Ok(Rows::empty(self));
         }
         let start = Bound::Included(self.def.layout.hash_prefix(lo as u32)?);
         let end = if hi >= space {
@@ -480,45 +504,24 @@ impl Table {
             );
         }
         if is_empty(&range) {
-            return Ok(Page::default());
+            return Ok(Rows::empty(self));
         }
-        self.page(range, Direction::Forward, s.limit, |_| true)
+        self.rows(range, Direction::Forward, s.limit, RowFilter::All)
     }
 
-    fn page(
+    fn rows(
         &self,
         range: KeyRange,
         dir: Direction,
         limit: Option<usize>,
-        mut keep: impl FnMut(&Item) -> bool,
-    ) -> Result<Page> {
+        filter: RowFilter,
+    ) -> Result<Rows> {
         // The engine's range iterator reads one snapshot taken now (on the striped LSM, of the
         // one stripe a single-partition range touches); checking the table after taking it
         // means a table dropped later is still seen whole.
         let iter = self.db.engine.range(range, dir)?;
         self.check_live()?;
-        let mut page = Page::default();
-        let limit = limit.unwrap_or(usize::MAX);
-        for kv in iter {
-            let (_, v) = kv?;
-            let item = decode_item(&v)?;
-            if !keep(&item) {
-                continue;
-            }
-            if page.items.len() == limit {
-                // One more matching item exists: the page ends with a last key.
-                if let Some(last) = page.items.last() {
-                    page.last_key = Some(self.key_of(last).map_err(|e| Error::Corrupt {
-                        what: format!("item of table {:?}", self.name()),
-                        offset: 0,
-                        reason: e.to_string(),
-                    })?);
-                }
-                return Ok(page);
-            }
-            page.items.push(item);
-        }
-        Ok(page)
+        Ok(Rows::new(self, iter, filter, limit))
     }
 }
 

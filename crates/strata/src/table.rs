@@ -65,6 +65,27 @@ impl fmt::Debug for Table {
     }
 }
 
+/// An item's stored state as read by [`Table::get_versioned`]: a conditional write can
+/// require that it is still the same ([`crate::Batch::require_unchanged`]), which makes a
+/// read-modify-write atomic without locks (optimistic concurrency).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ItemVersion {
+    pub(crate) key: Vec<u8>,
+    pub(crate) bytes: Option<Vec<u8>>,
+}
+
+impl ItemVersion {
+    /// True when the item did not exist.
+    pub fn is_absent(&self) -> bool {
+        self.bytes.is_none()
+    }
+
+    /// Size in bytes of the stored item (0 when absent).
+    pub fn stored_len(&self) -> usize {
+        self.bytes.as_ref().map_or(0, Vec::len)
+    }
+}
+
 /// A key checked against its table and encoded.
 pub(crate) struct EncodedKey {
     pub bytes: Vec<u8>,
@@ -235,7 +256,8 @@ impl Table {
     pub(crate) fn encode_item(&self, item: &Item) -> Result<(Key, Vec<u8>, Vec<u8>)> {
         let key = self.key_of(item)?;
         let k = self.encode_key(&key)?.bytes;
-        Ok((key, k, encode_item(item)))
+        let v = encode_item(item).map_err(|e| Error::invalid(self.name(), e.to_string()))?;
+        Ok((key, k, v))
     }
 
     fn write(&self, batch: WriteBatch) -> std::result::Result<(), strata_lsm::Error> {
@@ -271,6 +293,31 @@ impl Table {
             }),
             Err(e) => Err(e.into()),
         }
+    }
+
+    /// Metadata stored with the table by a layer above ([`crate::Db::create_table_with_meta`]).
+    pub fn meta(&self) -> Option<std::sync::Arc<serde_json::Value>> {
+        self.def.meta()
+    }
+
+    /// The table's collection id (the first element of its keys; never reused).
+    pub fn id(&self) -> u64 {
+        self.def.layout.id()
+    }
+
+    /// The item with `key`, if any, and its [`ItemVersion`] for a later conditional write.
+    pub fn get_versioned(&self, key: &Key) -> Result<(Option<Item>, ItemVersion)> {
+        let k = self.encode_key(key)?;
+        let v = self.db.engine.get(&k.bytes)?;
+        self.check_live()?;
+        let item = v.as_deref().map(decode_item).transpose()?;
+        Ok((
+            item,
+            ItemVersion {
+                key: k.bytes,
+                bytes: v,
+            },
+        ))
     }
 
     /// The item with `key`, if any.

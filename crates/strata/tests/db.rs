@@ -382,3 +382,247 @@ fn scan_segments_up_to_a_million() {
     }
     assert!(t.scan(&Scan::segment(999_999, 1_000_000)).is_ok());
 }
+
+/// The sort values a query returns, in order.
+fn sort_values(t: &strata::Table, c: SortCondition) -> Vec<Value> {
+    t.query(&Query::new(vec![Value::from("u")]).sort(c))
+        .unwrap()
+        .items
+        .iter()
+        .map(|i| i.value("s").unwrap().clone())
+        .collect()
+}
+
+#[test]
+fn a_null_sort_value_never_satisfies_a_comparison() {
+    use SortCondition::*;
+    let int = |i: i128| Value::Int(i);
+    let text = |s: &str| Value::from(s);
+    // Every direction and NULL placement of an int and a text sort field.
+    for (desc, nulls_last) in [(false, false), (false, true), (true, false), (true, true)] {
+        let db = Db::memory().unwrap();
+        let field = |kind| {
+            let mut f = KeyField::new("s", kind);
+            if desc {
+                f = f.desc();
+            }
+            if nulls_last {
+                f = f.nulls_last();
+            }
+            f
+        };
+        let ints = db
+            .create_table(
+                TableSchema::new("ints", vec![KeyField::new("p", Kind::Text)])
+                    .with_sort(vec![field(Kind::Int)]),
+            )
+            .unwrap();
+        let texts = db
+            .create_table(
+                TableSchema::new("texts", vec![KeyField::new("p", Kind::Text)])
+                    .with_sort(vec![field(Kind::Text)]),
+            )
+            .unwrap();
+        for v in [Value::Null, int(1), int(5), int(9)] {
+            ints.put(&Item::new().with("p", "u").with("s", v)).unwrap();
+        }
+        for v in [Value::Null, text(""), text("ab"), text("b")] {
+            texts.put(&Item::new().with("p", "u").with("s", v)).unwrap();
+        }
+        let order = |mut v: Vec<Value>| {
+            if desc {
+                v.reverse();
+            }
+            v
+        };
+        let what = format!("desc {desc}, nulls_last {nulls_last}");
+        assert_eq!(
+            sort_values(&ints, Lt(vec![int(5)])),
+            order(vec![int(1)]),
+            "{what}"
+        );
+        assert_eq!(
+            sort_values(&ints, Le(vec![int(5)])),
+            order(vec![int(1), int(5)]),
+            "{what}"
+        );
+        assert_eq!(
+            sort_values(&ints, Gt(vec![int(1)])),
+            order(vec![int(5), int(9)]),
+            "{what}"
+        );
+        assert_eq!(
+            sort_values(&ints, Ge(vec![int(1)])),
+            order(vec![int(1), int(5), int(9)]),
+            "{what}"
+        );
+        assert_eq!(
+            sort_values(&ints, Between(vec![int(0)], vec![int(100)])),
+            order(vec![int(1), int(5), int(9)]),
+            "{what}"
+        );
+        // A NULL in the condition is unknown too: nothing matches.
+        for c in [Lt, Le, Gt, Ge] {
+            assert_eq!(sort_values(&ints, c(vec![Value::Null])), vec![], "{what}");
+        }
+        assert_eq!(
+            sort_values(&ints, Between(vec![Value::Null], vec![int(9)])),
+            vec![]
+        );
+        // `eq` is key identity: `eq null` selects the NULL item, `eq 5` never matches NULL.
+        assert_eq!(
+            sort_values(&ints, Eq(vec![Value::Null])),
+            vec![Value::Null],
+            "{what}"
+        );
+        assert_eq!(sort_values(&ints, Eq(vec![int(5)])), vec![int(5)], "{what}");
+        // The empty prefix begins every text, never NULL.
+        assert_eq!(
+            sort_values(&texts, BeginsWith(vec![text("")])),
+            order(vec![text(""), text("ab"), text("b")]),
+            "{what}"
+        );
+    }
+}
+
+#[test]
+fn a_multi_field_condition_compares_like_sql_rows() {
+    use SortCondition::*;
+    let db = Db::memory().unwrap();
+    let t = db
+        .create_table(
+            TableSchema::new("t", vec![KeyField::new("p", Kind::Text)]).with_sort(vec![
+                KeyField::new("a", Kind::Int),
+                KeyField::new("b", Kind::Text),
+            ]),
+        )
+        .unwrap();
+    let n = Value::Null;
+    let rows = [
+        (n.clone(), Value::from("x")),
+        (Value::Int(0), n.clone()),
+        (Value::Int(1), n.clone()),
+        (Value::Int(1), Value::from("a")),
+        (Value::Int(1), Value::from("ab")),
+        (Value::Int(2), n.clone()),
+    ];
+    for (a, b) in &rows {
+        t.put(
+            &Item::new()
+                .with("p", "u")
+                .with("a", a.clone())
+                .with("b", b.clone()),
+        )
+        .unwrap();
+    }
+    let got = |c: SortCondition| -> Vec<(Value, Value)> {
+        t.query(&Query::new(vec![Value::from("u")]).sort(c))
+            .unwrap()
+            .items
+            .iter()
+            .map(|i| (i.value("a").unwrap().clone(), i.value("b").unwrap().clone()))
+            .collect()
+    };
+    // (0, NULL) < (1, "b") is decided by the first field; (1, NULL) and (NULL, "x") are unknown.
+    assert_eq!(
+        got(Lt(vec![Value::Int(1), Value::from("b")])),
+        vec![rows[1].clone(), rows[3].clone(), rows[4].clone()]
+    );
+    // A one-field prefix ignores the second field, NULL or not.
+    assert_eq!(
+        got(Ge(vec![Value::Int(1)])),
+        vec![
+            rows[2].clone(),
+            rows[3].clone(),
+            rows[4].clone(),
+            rows[5].clone()
+        ]
+    );
+    assert_eq!(
+        got(Eq(vec![Value::Int(1), n.clone()])),
+        vec![rows[2].clone()]
+    );
+    assert_eq!(
+        got(BeginsWith(vec![Value::Int(1), Value::from("a")])),
+        vec![rows[3].clone(), rows[4].clone()]
+    );
+    assert_eq!(
+        got(BeginsWith(vec![n.clone(), Value::from("")])),
+        vec![rows[0].clone()]
+    );
+}
+
+/// An engine that records where each range read starts.
+struct RecordingEngine {
+    inner: MemEngine,
+    starts: std::sync::Mutex<Vec<std::ops::Bound<Vec<u8>>>>,
+}
+
+impl Engine for RecordingEngine {
+    fn get(&self, key: &[u8]) -> strata_lsm::Result<Option<Vec<u8>>> {
+        self.inner.get(key)
+    }
+    fn write(&self, batch: strata_lsm::WriteBatch) -> strata_lsm::Result<()> {
+        self.inner.write(batch)
+    }
+    fn snapshot(&self) -> strata_lsm::Result<Arc<dyn strata_lsm::Snapshot>> {
+        self.inner.snapshot()
+    }
+    fn range(
+        &self,
+        range: strata_lsm::KeyRange,
+        direction: strata_lsm::Direction,
+    ) -> strata_lsm::Result<strata_lsm::KvIter> {
+        self.starts.lock().unwrap().push(range.start.clone());
+        self.inner.range(range, direction)
+    }
+    fn flush(&self) -> strata_lsm::Result<()> {
+        self.inner.flush()
+    }
+    fn compact(&self) -> strata_lsm::Result<()> {
+        self.inner.compact()
+    }
+    fn close(&self) -> strata_lsm::Result<()> {
+        self.inner.close()
+    }
+}
+
+#[test]
+fn drop_reads_each_key_once() {
+    // On an LSM, a deleted key stays as a tombstone that every later read from the table's
+    // start has to step over: a drop whose batches each restart there is quadratic. Each
+    // batch must resume after the last key it deleted.
+    let engine = Arc::new(RecordingEngine {
+        inner: MemEngine::new(),
+        starts: Default::default(),
+    });
+    let db = Db::with_engine(engine.clone()).unwrap();
+    let t = db.create_table(posts_schema()).unwrap();
+    let mut b = Batch::new();
+    for ts in 0..3500 {
+        b.put(&t, &post("u", ts)).unwrap();
+    }
+    db.write(b).unwrap();
+    engine.starts.lock().unwrap().clear();
+    db.drop_table("posts").unwrap();
+    let starts = engine.starts.lock().unwrap().clone();
+    assert!(starts.len() >= 4, "{} range reads", starts.len());
+    let key_of = |b: &std::ops::Bound<Vec<u8>>| match b {
+        std::ops::Bound::Included(k) | std::ops::Bound::Excluded(k) => k.clone(),
+        std::ops::Bound::Unbounded => Vec::new(),
+    };
+    for w in starts.windows(2) {
+        assert!(
+            key_of(&w[0]) < key_of(&w[1]),
+            "a batch of the drop re-read from {:?}",
+            w[1]
+        );
+    }
+    // And the data is gone: only the catalog's few keys are left.
+    let left = engine
+        .inner
+        .range(strata_lsm::KeyRange::all(), strata_lsm::Direction::Forward)
+        .unwrap()
+        .count();
+    assert!(left < 5, "{left} keys left after the drop");
+}

@@ -99,3 +99,21 @@ fn decimal_sort_keys_are_numeric_and_exact() {
         assert!(e.is_ok());
     }
 }
+
+#[test]
+fn json_numbers_beyond_f64_are_refused_in_items() {
+    let db = Db::memory().unwrap();
+    let t = db
+        .create_table(TableSchema::new("t", vec![KeyField::new("p", Kind::Text)]))
+        .unwrap();
+    for bad in [
+        json!({"p": "a", "x": serde_json::from_str::<serde_json::Value>("1e400").unwrap()}),
+        json!({"p": "a", "x": [serde_json::from_str::<serde_json::Value>("-1e999").unwrap()]}),
+        json!({"p": "a", "x": {"t": "f64", "v": serde_json::from_str::<serde_json::Value>("1e309").unwrap()}}),
+    ] {
+        let e = item_for_table(&t, &bad).expect_err("an infinite number must be refused");
+        assert!(e.to_string().contains("range"), "{e}");
+    }
+    // The largest finite f64 is fine.
+    item_for_table(&t, &json!({"p": "a", "x": 1.7976931348623157e308})).unwrap();
+}

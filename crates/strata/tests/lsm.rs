@@ -145,3 +145,76 @@ fn transfers_keep_the_sum_on_disk() {
     eprintln!("transfers on disk took {:?}", t.elapsed());
     db.close().unwrap();
 }
+
+#[test]
+fn a_read_only_db_reads_everything_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db");
+    let schema = TableSchema::new("t", vec![KeyField::new("pk", Kind::Text)])
+        .with_sort(vec![KeyField::new("sk", Kind::Int)]);
+    {
+        let db = open(&path);
+        let t = db.create_table(schema.clone()).unwrap();
+        for i in 0..50 {
+            t.put(&Item::new().with("pk", "p").with("sk", i)).unwrap();
+        }
+        db.close().unwrap();
+    }
+    let before: Vec<(std::path::PathBuf, Vec<u8>)> = {
+        let mut v: Vec<_> = std::fs::read_dir(&path)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .map(|p| (p.clone(), std::fs::read(&p).unwrap()))
+            .collect();
+        v.sort();
+        v
+    };
+    let ro = Db::open_read_only_with(&path, options()).unwrap();
+    // Readers share the directory; a writer is refused while they are open.
+    let ro2 = Db::open_read_only_with(&path, options()).unwrap();
+    assert!(matches!(
+        Db::open_with(&path, options()),
+        Err(strata::Error::Engine(strata_lsm::Error::Locked { .. }))
+    ));
+    assert_eq!(ro.tables(), vec![schema.clone()]);
+    let t = ro.table("t").unwrap();
+    assert_eq!(t.scan(&Scan::all()).unwrap().items.len(), 50);
+    assert_eq!(
+        ro2.table("t")
+            .unwrap()
+            .scan(&Scan::all())
+            .unwrap()
+            .items
+            .len(),
+        50
+    );
+    assert!(t.put(&Item::new().with("pk", "p").with("sk", 99)).is_err());
+    assert!(ro
+        .create_table(TableSchema::new("u", vec![KeyField::new("k", Kind::Int)]))
+        .is_err());
+    drop((t, ro, ro2));
+    let after: Vec<(std::path::PathBuf, Vec<u8>)> = {
+        let mut v: Vec<_> = std::fs::read_dir(&path)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .map(|p| (p.clone(), std::fs::read(&p).unwrap()))
+            .collect();
+        v.sort();
+        v
+    };
+    assert!(before == after, "a read-only Db changed the directory");
+    // A directory written by the kv command is refused: its partitioner is not the tables'.
+    let kv = dir.path().join("kv");
+    {
+        let e = strata_lsm::LsmEngine::open(&kv, strata_lsm::LsmOptions::default()).unwrap();
+        strata_lsm::engine::put(&e, b"key3", b"v").unwrap();
+    }
+    for r in [Db::open(&kv), Db::open_read_only(&kv)] {
+        assert!(matches!(
+            r,
+            Err(strata::Error::Engine(
+                strata_lsm::Error::PartitionerMismatch { .. }
+            ))
+        ));
+    }
+}

@@ -6,7 +6,13 @@
 //! ```
 //!
 //! Prints a markdown table: ns per tuple (encode, decode, both), MB/s of encoded output, total
-//! bytes, ratios to `native`, and whether the codec keeps the corpus's tuple order.
+//! bytes, ratios to `native`, whether the codec keeps the corpus's tuple order, and the peak RSS
+//! of the process while that codec ran (the high-water mark is reset before each codec).
+//!
+//! `--profile CODEC` (`native-serde`, `native-value`, `storekey`, `fdb-tuple`) instead encodes
+//! and decodes the corpus exactly once with one codec, in the functions `profile_encode` and
+//! `profile_decode`: for repeatable instruction counts under
+//! `valgrind --tool=callgrind --toggle-collect=*profile_encode*`.
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -116,6 +122,21 @@ struct Outcome {
     bytes: usize,
     misordered: usize,
     note: &'static str,
+    /// Peak resident set size while this codec ran, in bytes (`None` if unknown).
+    peak_rss: Option<u64>,
+}
+
+/// Resets the process's peak-RSS mark (Linux: `5` to `/proc/self/clear_refs`).
+fn reset_peak_rss() {
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
+}
+
+/// The process's peak RSS since the last reset (Linux `VmHWM`), in bytes.
+fn peak_rss() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
 }
 
 thread_local! {
@@ -161,6 +182,7 @@ where
             .is_some_and(|x| !name.contains(x.as_str()))
     });
     let min = if skip { Duration::ZERO } else { min };
+    reset_peak_rss();
     let keys: Vec<Vec<u8>> = rows
         .iter()
         .map(|r| {
@@ -201,6 +223,7 @@ where
         bytes,
         misordered: misordered(&sorted_keys),
         note,
+        peak_rss: peak_rss(),
     }
 }
 
@@ -212,6 +235,11 @@ fn main() {
         match a.as_str() {
             "--rows" => n = args.next().and_then(|v| v.parse().ok()).unwrap_or(n),
             "--only" => only = args.next(),
+            "--profile" => {
+                let codec = args.next().unwrap_or_default();
+                profile(&codec, n);
+                return;
+            }
             _ => {}
         }
     }
@@ -306,6 +334,84 @@ fn main() {
     seed_counterexamples();
 }
 
+/// Encodes every row once into a reused buffer; returns the total length (so nothing is
+/// optimised away).
+#[inline(never)]
+fn profile_encode<R>(rows: &[R], mut encode: impl FnMut(&R, &mut Vec<u8>)) -> usize {
+    let mut buf = Vec::with_capacity(128);
+    let mut total = 0;
+    for r in rows {
+        buf.clear();
+        encode(black_box(r), &mut buf);
+        total += black_box(&buf).len();
+    }
+    total
+}
+
+/// Decodes every key once.
+#[inline(never)]
+fn profile_decode<R>(keys: &[Vec<u8>], mut decode: impl FnMut(&[u8]) -> R) -> usize {
+    let mut n = 0;
+    for k in keys {
+        black_box(decode(black_box(k)));
+        n += 1;
+    }
+    n
+}
+
+fn profile_codec<R>(
+    rows: &[R],
+    mut encode: impl FnMut(&R, &mut Vec<u8>),
+    decode: impl FnMut(&[u8]) -> R,
+) {
+    let keys: Vec<Vec<u8>> = rows
+        .iter()
+        .map(|r| {
+            let mut b = Vec::new();
+            encode(r, &mut b);
+            b
+        })
+        .collect();
+    let bytes = profile_encode(rows, &mut encode);
+    let n = profile_decode(&keys, decode);
+    println!("{n} tuples, {bytes} bytes");
+}
+
+/// `--profile CODEC`: one encode pass and one decode pass, nothing else timed.
+fn profile(codec: &str, n: usize) {
+    let rows = corpus(n);
+    match codec {
+        "native-serde" => profile_codec(
+            &serde_rows(&rows),
+            |r, b| to_key_into(r, &[], b).expect("encode"),
+            |k| from_key::<SerdeRow>(k).expect("decode"),
+        ),
+        "native-value" => {
+            let native = NativeCodec::new();
+            profile_codec(
+                &rows,
+                |r, b| native.encode_into(&row_tuple(r), b).expect("encode"),
+                |k| tuple_row(&native.decode(k).expect("decode")),
+            )
+        }
+        "storekey" => profile_codec(
+            &rows,
+            |r, b| storekey::encode(&mut *b, r).expect("encode"),
+            |k| storekey::decode::<_, Row>(k).expect("decode"),
+        ),
+        "fdb-tuple" => profile_codec(
+            &rows,
+            |r, b| {
+                foundationdb_tuple::pack_into(r, b);
+            },
+            |k| foundationdb_tuple::unpack::<Row>(k).expect("decode"),
+        ),
+        other => {
+            eprintln!("unknown codec {other:?} (native-serde, native-value, storekey, fdb-tuple)")
+        }
+    }
+}
+
 /// Strata's byte-compatible codecs of other systems (dynamic values, like `native (Value)`).
 fn extra_codecs(rows: &[Row], sorted: &[Row], min: Duration, out: &mut Vec<Outcome>) {
     let fdb = strata_key::codec::fdb::FdbCodec::new();
@@ -360,13 +466,13 @@ fn print_table(n: usize, out: &[Outcome]) {
         .map(|o| o.encode_ns + o.decode_ns)
         .fold(f64::INFINITY, f64::min);
     println!("corpus: {n} tuples (u16 tenant, u64 user, text name, i64 ms timestamp, uuid)\n");
-    println!("| codec | encode ns/tuple | decode ns/tuple | enc+dec ns | enc MB/s | total bytes | bytes vs native | time vs native | order kept | notes |");
-    println!("|---|---:|---:|---:|---:|---:|---:|---:|---|---|");
+    println!("| codec | encode ns/tuple | decode ns/tuple | enc+dec ns | enc MB/s | total bytes | bytes vs native | time vs native | order kept | peak RSS MB | notes |");
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---|");
     for o in out {
         let both = o.encode_ns + o.decode_ns;
         let mbs = (o.bytes as f64 / n as f64) / o.encode_ns * 1e3;
         println!(
-            "| {} | {:.0} | {:.0} | {:.0} | {:.0} | {} | {:.2}× | {:.2}× | {} | {} |",
+            "| {} | {:.0} | {:.0} | {:.0} | {:.0} | {} | {:.2}× | {:.2}× | {} | {} | {} |",
             o.name,
             o.encode_ns,
             o.decode_ns,
@@ -380,6 +486,8 @@ fn print_table(n: usize, out: &[Outcome]) {
             } else {
                 format!("**no** ({} adjacent pairs)", o.misordered)
             },
+            o.peak_rss
+                .map_or("?".to_string(), |b| format!("{:.0}", b as f64 / 1048576.0)),
             o.note
         );
     }

@@ -1,6 +1,8 @@
 //! db_bench-style comparison of the Strata LSM with its peers, one engine per child process.
 //!
 //! `cargo run --release -p strata-bench --bin lsm -- [--n N] [--cache-mb MB] [--engines a,b]`
+//! `strata` is the configuration `strata kv` creates (one stripe); `strata-256` the same
+//! engine with 256 hash stripes (the tables' configuration).
 //! (add `--features rocksdb` for RocksDB; see docs/bench/lsm.md). Workloads: fillseq,
 //! fillrandom, overwrite (batches of 1,000, no fsync), fillsync (N/1000 single writes, fsync
 //! each), readrandom, seekrandom (N/10 seeks + 10 next), readseq; 16-byte keys, 100-byte
@@ -56,16 +58,21 @@ trait Kv {
 
 mod strata {
     use super::*;
-    use strata_lsm::{Direction, Engine, KeyRange, LsmEngine, LsmOptions, SyncMode, WriteBatch};
+    use strata_lsm::{
+        Cursor, Direction, Engine, KeyRange, LsmEngine, LsmOptions, SyncMode, WriteBatch,
+    };
 
     pub struct S(pub LsmEngine);
 
-    pub fn open(dir: &Path, cache: usize, stripes: u32) -> S {
+    /// The configuration `strata kv` creates (`LsmOptions::default()`: one stripe), or
+    /// `stripes` when given.
+    pub fn open(dir: &Path, cache: usize, stripes: Option<u32>) -> S {
+        let d = LsmOptions::default();
         let o = LsmOptions {
             sync: SyncMode::None,
             block_cache_bytes: cache,
-            stripes,
-            ..LsmOptions::default()
+            stripes: stripes.unwrap_or(d.stripes),
+            ..d
         };
         S(LsmEngine::open(dir, o).expect("open strata"))
     }
@@ -92,17 +99,29 @@ mod strata {
                 start: std::ops::Bound::Included(k.to_vec()),
                 end: std::ops::Bound::Unbounded,
             };
-            self.0
-                .range(r, Direction::Forward)
-                .expect("range")
-                .take(n)
-                .count()
+            let mut c = self.0.cursor(r, Direction::Forward).expect("cursor");
+            let mut got = 0;
+            while got < n && c.valid() {
+                if !c.value().is_empty() {
+                    got += 1;
+                }
+                c.next().expect("next");
+            }
+            got
         }
         fn scan(&mut self) -> usize {
-            self.0
-                .range(KeyRange::all(), Direction::Forward)
-                .expect("range")
-                .count()
+            let mut c = self
+                .0
+                .cursor(KeyRange::all(), Direction::Forward)
+                .expect("cursor");
+            let mut got = 0;
+            while c.valid() {
+                if !c.value().is_empty() {
+                    got += 1;
+                }
+                c.next().expect("next");
+            }
+            got
         }
         fn sync(&mut self) {
             self.0.sync_wal().expect("sync");
@@ -456,8 +475,8 @@ mod kstone_kv {
 
 fn open(engine: &str, dir: &Path, cache: usize) -> Box<dyn Kv> {
     match engine {
-        "strata" => Box::new(strata::open(dir, cache, 256)),
-        "strata-1" => Box::new(strata::open(dir, cache, 1)),
+        "strata" => Box::new(strata::open(dir, cache, None)),
+        "strata-256" => Box::new(strata::open(dir, cache, Some(256))),
         "fjall" => Box::new(fjall_kv::open(dir, cache)),
         "redb" => Box::new(redb_kv::open(dir, cache)),
         "lmdb" => Box::new(lmdb_kv::open(dir)),
@@ -562,6 +581,19 @@ fn child(engine: &str, base: &Path, n: u64, cache: usize) {
     }
     let _ = std::fs::remove_dir_all(&main_dir);
     let _ = std::fs::remove_dir_all(&rand_dir);
+    println!("rss {} 0", peak_rss_bytes());
+}
+
+/// Peak resident set size of this process (`VmHWM`), in bytes; 0 where unknown.
+fn peak_rss_bytes() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        })
+        .map_or(0, |kb| kb * 1024)
 }
 
 const PHASES: [&str; 7] = [
@@ -597,7 +629,7 @@ fn main() {
         child(&engine, &base, n, cache);
         return;
     }
-    let mut default_engines = vec!["strata", "strata-1", "fjall", "redb", "lmdb", "sled"];
+    let mut default_engines = vec!["strata", "strata-256", "fjall", "redb", "lmdb", "sled"];
     if cfg!(feature = "rocksdb") {
         default_engines.push("rocksdb");
     }
@@ -688,6 +720,14 @@ fn main() {
         match results[*e].get("size") {
             Some(&(b, _)) => print!(" {:.1} MB |", b as f64 / 1e6),
             None => print!(" n/a |"),
+        }
+    }
+    println!();
+    print!("| peak RSS |");
+    for e in &order {
+        match results[*e].get("rss") {
+            Some(&(b, _)) if b > 0 => print!(" {:.0} MB |", b as f64 / 1e6),
+            _ => print!(" n/a |"),
         }
     }
     println!();

@@ -26,6 +26,23 @@ pub fn sleep_header(kind: u8, entry_size: u16, name: &str) -> [u8; 32] {
     h
 }
 
+/// Checks the magic number, type and version (the first 5 header bytes) of a SLEEP file that
+/// has a header.
+fn check_magic(files: &FeedFiles, name: &str, kind: u8) -> Result<()> {
+    let Some(file) = files.by_name(name) else {
+        return Ok(());
+    };
+    if file.len().map_err(io_err(name))? < HEADER {
+        return Ok(());
+    }
+    let mut head = [0u8; 5];
+    file.read_at(0, &mut head).map_err(io_err(name))?;
+    if head != [5, 2, 87, kind, 0] {
+        return Err(storage_err(name, "bad header magic"));
+    }
+    Ok(())
+}
+
 /// One append-only feed.
 pub struct Feed {
     files: FeedFiles,
@@ -131,7 +148,7 @@ impl Feed {
         if page_size <= 3072 || !(page_size - 3072).is_power_of_two() {
             return Err(storage_err(
                 "bitfield",
-                format!("unsupported page size {page_size}"),
+                format!("the header gives an unsupported page size {page_size}"),
             ));
         }
         let body = bitfield_bytes.get(HEADER as usize..).unwrap_or(&[]);
@@ -139,6 +156,8 @@ impl Feed {
         let bitfield = Bitfield::new(page_size, pages);
         let length = bitfield.contiguous_blocks();
 
+        check_magic(&files, "signatures", 1)?;
+        check_magic(&files, "tree", 2)?;
         let tree_len = files.tree.len().map_err(io_err("tree"))?;
         let need = if length == 0 {
             HEADER
@@ -359,6 +378,65 @@ impl Feed {
         self.files.tree.sync().map_err(io_err("tree"))?;
         self.files.signatures.sync().map_err(io_err("signatures"))?;
         self.files.bitfield.sync().map_err(io_err("bitfield"))?;
+        Ok(())
+    }
+
+    /// Checks what [`Feed::verify`] does not: the whole 32-byte header of the `bitfield`,
+    /// `signatures` and `tree` files, and that `secret_key`, when not empty, is the secret key
+    /// of the public key in `key`.
+    pub fn verify_files(&self) -> Result<()> {
+        let page_size = u16::try_from(self.bitfield.page_size())
+            .map_err(|_| storage_err("bitfield", "page size does not fit a header"))?;
+        for (name, want) in [
+            ("bitfield", sleep_header(0, page_size, "")),
+            ("signatures", sleep_header(1, 64, "Ed25519")),
+            ("tree", sleep_header(2, 40, "BLAKE2b")),
+        ] {
+            let file = self
+                .files
+                .by_name(name)
+                .ok_or_else(|| storage_err(name, "missing"))?;
+            let len = file.len().map_err(io_err(name))?;
+            if len < HEADER {
+                return Err(storage_err(
+                    name,
+                    format!("{len} bytes, shorter than the 32-byte header"),
+                ));
+            }
+            let mut got = [0u8; HEADER as usize];
+            file.read_at(0, &mut got).map_err(io_err(name))?;
+            if let Some(i) = (0..got.len()).find(|&i| got[i] != want[i]) {
+                return Err(storage_err(
+                    name,
+                    format!(
+                        "header byte {i} is {:#04x}, expected {:#04x}",
+                        got[i], want[i]
+                    ),
+                ));
+            }
+        }
+        let sk_len = self.files.secret_key.len().map_err(io_err("secret_key"))?;
+        if sk_len > 0 {
+            if sk_len != 64 {
+                return Err(storage_err(
+                    "secret_key",
+                    format!("{sk_len} bytes, a secret key is 64"),
+                ));
+            }
+            let mut sk = [0u8; 64];
+            self.files
+                .secret_key
+                .read_at(0, &mut sk)
+                .map_err(io_err("secret_key"))?;
+            let kp = KeyPair::from_secret_key(&sk)
+                .map_err(|e| storage_err("secret_key", e.to_string()))?;
+            if kp.public_key() != self.public_key {
+                return Err(storage_err(
+                    "secret_key",
+                    "does not belong to the public key in `key`",
+                ));
+            }
+        }
         Ok(())
     }
 

@@ -2,7 +2,7 @@
 
 use std::fs::{File, OpenOptions};
 use std::io;
-use std::os::unix::fs::FileExt;
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 /// One random-access file of a feed.
@@ -74,19 +74,24 @@ pub struct DiskFile {
 }
 
 impl DiskFile {
-    /// Opens `path`, creating it (and its directory) when `create`.
+    /// Opens `path`, creating it (and its directory) when `create`. A file named
+    /// `secret_key` is created with mode 0600 (only its owner may read it).
     pub fn open(path: &Path, create: bool, writable: bool) -> io::Result<DiskFile> {
         if create {
             if let Some(dir) = path.parent() {
                 std::fs::create_dir_all(dir)?;
             }
         }
-        let file = OpenOptions::new()
+        let mut options = OpenOptions::new();
+        options
             .read(true)
             .write(writable)
             .create(create)
-            .truncate(false)
-            .open(path)?;
+            .truncate(false);
+        if path.file_name().is_some_and(|n| n == "secret_key") {
+            options.mode(0o600);
+        }
+        let file = options.open(path)?;
         Ok(DiskFile {
             file,
             path: path.to_path_buf(),

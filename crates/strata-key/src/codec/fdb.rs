@@ -55,8 +55,9 @@ pub const UUID: u8 = 0x30;
 /// Escape byte after `00` inside strings and nested tuples.
 const ESCAPE: u8 = 0xff;
 
-/// Deepest nesting of tuples accepted (encode and decode), to bound recursion.
-pub const MAX_DEPTH: usize = 64;
+/// Deepest nesting of tuples accepted (encode and decode): the crate-wide
+/// [`MAX_DEPTH`](crate::MAX_DEPTH).
+pub use crate::value::MAX_DEPTH;
 
 const NAME: &str = "fdb";
 

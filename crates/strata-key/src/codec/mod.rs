@@ -13,7 +13,6 @@ pub mod centidb;
 pub mod fdb;
 mod float;
 pub mod native;
-mod native_decimal;
 pub mod native_serde;
 pub mod skv;
 

@@ -137,11 +137,11 @@ impl Decimal {
             return Ok(Decimal::ZERO);
         }
         // Strip trailing zeros, eight at a time first.
-        while coeff % 100_000_000 == 0 {
+        while coeff.is_multiple_of(100_000_000) {
             coeff /= 100_000_000;
             exp = exp.saturating_add(8);
         }
-        while coeff % 10 == 0 {
+        while coeff.is_multiple_of(10) {
             coeff /= 10;
             exp = exp.saturating_add(1);
         }
@@ -162,7 +162,9 @@ impl Decimal {
 
     /// Builds a value from parts that are already canonical (the decoders' path).
     pub(crate) fn from_canonical(neg: bool, coeff: u128, exp: i32) -> Decimal {
-        debug_assert!(coeff != 0 && coeff % 10 != 0 && digit_count(coeff) <= Self::MAX_DIGITS);
+        debug_assert!(
+            coeff != 0 && !coeff.is_multiple_of(10) && digit_count(coeff) <= Self::MAX_DIGITS
+        );
         Decimal { coeff, exp, neg }
     }
 

@@ -48,7 +48,7 @@ fn nibble(c: u8) -> Option<u8> {
 }
 
 fn hex_into(text: &[u8], base: usize, out: &mut Vec<u8>) -> Result<(), NamespaceError> {
-    if text.len() % 2 != 0 {
+    if !text.len().is_multiple_of(2) {
         return Err(NamespaceError::decode(
             SCHEME,
             base + text.len(),

@@ -1,6 +1,5 @@
 //! The shared state of an open engine, and how keys are routed to stripes.
 
-use std::ops::Bound;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, RwLock};
@@ -10,8 +9,10 @@ use super::version::StripeVersion;
 use crate::engine::KeyRange;
 use crate::error::{Error, Result};
 use crate::fs::Fs;
+use crate::lock::DirLock;
 use crate::memtable::Memtable;
 use crate::options::LsmOptions;
+use crate::partition::Partitioner;
 use crate::sst::cache::BlockCache;
 use crate::sync::lock;
 use crate::wal::WalWriter;
@@ -38,10 +39,17 @@ pub(super) struct State {
 
 /// Held by a writer while it appends to the WAL and the memtables.
 pub(super) struct Commit {
-    /// The live WAL.
-    pub wal: WalWriter,
+    /// The live WAL (`None` when the engine is read-only).
+    pub wal: Option<WalWriter>,
     /// The last sequence number given out.
     pub last_seq: u64,
+}
+
+impl Commit {
+    /// The live WAL, or [`Error::ReadOnly`].
+    pub fn wal(&mut self) -> Result<&mut WalWriter> {
+        self.wal.as_mut().ok_or(Error::ReadOnly)
+    }
 }
 
 /// Group commit: who is syncing the WAL, and how far it is synced.
@@ -68,7 +76,13 @@ pub(super) struct Inner {
     pub dir: PathBuf,
     pub fs: Arc<dyn Fs>,
     pub opts: LsmOptions,
+    /// The database's partitioner (as recorded on disk).
+    pub partitioner: Partitioner,
     pub stripes: u32,
+    /// Opened read-only: nothing is ever written.
+    pub read_only: bool,
+    /// The directory lock, released by `close`.
+    pub lock: Mutex<Option<DirLock>>,
     pub cache: Arc<BlockCache>,
     pub state: RwLock<State>,
     pub commit: Mutex<Commit>,
@@ -96,36 +110,14 @@ pub(super) struct Inner {
 impl Inner {
     /// The stripe of `key`.
     pub fn stripe_of(&self, key: &[u8]) -> usize {
-        let part = match &self.opts.partitioner {
-            Some(p) => &key[..p(key).min(key.len())],
-            None => key,
-        };
-        (crc32fast::hash(part) % self.stripes) as usize
+        self.partitioner.stripe(key, self.stripes) as usize
     }
 
     /// The one stripe a range can touch, when the range lies inside one partition.
     pub fn single_stripe(&self, range: &KeyRange) -> Option<usize> {
-        if let (Bound::Included(s), Bound::Included(e)) = (&range.start, &range.end) {
-            if s == e {
-                return Some(self.stripe_of(s));
-            }
-        }
-        let p = self.opts.partitioner.as_ref()?;
-        let start = match &range.start {
-            Bound::Included(k) | Bound::Excluded(k) => k,
-            Bound::Unbounded => return None,
-        };
-        let part = &start[..p(start).min(start.len())];
-        if part.is_empty() {
-            return None;
-        }
-        let inside = match (&range.end, strata_key::range::prefix_end(part)) {
-            (_, None) => true,
-            (Bound::Excluded(e), Some(pe)) => *e <= pe,
-            (Bound::Included(e), Some(pe)) => *e < pe,
-            (Bound::Unbounded, Some(_)) => false,
-        };
-        inside.then(|| (crc32fast::hash(part) % self.stripes) as usize)
+        self.partitioner
+            .single_stripe(range, self.stripes)
+            .map(|s| s as usize)
     }
 
     /// Disables writes after a failed write or fsync; the first reason is kept.
@@ -147,9 +139,12 @@ impl Inner {
         Ok(())
     }
 
-    /// Fails once the engine is closed or poisoned.
+    /// Fails once the engine is closed or poisoned, and always when it is read-only.
     pub fn check_writable(&self) -> Result<()> {
         self.check_open()?;
+        if self.read_only {
+            return Err(Error::ReadOnly);
+        }
         if self.poisoned.load(Ordering::SeqCst) {
             return Err(Error::Poisoned(lock(&self.poison_msg).clone()));
         }
@@ -173,11 +168,16 @@ impl Inner {
         self.l0_max.store(max, Ordering::Relaxed);
     }
 
-    /// The manifest state, or [`Error::Closed`].
+    /// Runs `f` on the manifest state; [`Error::ReadOnly`] or [`Error::Closed`] when there
+    /// is none.
     pub fn with_maint<T>(&self, f: impl FnOnce(&mut Maint) -> Result<T>) -> Result<T> {
         let mut mg = lock(&self.maint);
         let Some(m) = mg.as_mut() else {
-            return Err(Error::Closed);
+            return Err(if self.read_only {
+                Error::ReadOnly
+            } else {
+                Error::Closed
+            });
         };
         f(m)
     }

@@ -41,15 +41,17 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
-use crate::engine::{Direction, Engine, KeyRange, KvIter, Snapshot, WriteBatch};
+use crate::engine::{Cursor, Direction, Engine, KeyRange, KvIter, Snapshot, WriteBatch};
 use crate::error::{Error, Result};
 use crate::manifest::LEVELS;
 use crate::options::{LsmOptions, SyncMode};
+use crate::partition::Partitioner;
 use crate::sync::{lock, read};
 use crate::wal;
 
 pub use compact::{pick_compaction, CompactionJob, CompactionPolicy};
 use inner::Inner;
+pub(crate) use recover::resolve_partitioner;
 pub use version::{FileRef, Levels, StripeVersion};
 
 /// The striped LSM engine. See the module documentation and `docs/format/lsm.md`.
@@ -87,12 +89,30 @@ pub struct VerifyReport {
 }
 
 impl LsmEngine {
-    /// Opens (creating if needed) the database in directory `path`: reads the manifest,
-    /// replays the WALs it does not cover, writes what they held as L0 files, and starts a
-    /// fresh WAL and manifest.
+    /// Opens (creating if needed) the database in directory `path` for reading and writing:
+    /// takes the directory's lock exclusively, reads the manifest, replays the WALs it does
+    /// not cover, writes what they held as L0 files, and starts a fresh WAL and manifest.
+    ///
+    /// Fails at once with [`Error::Locked`] when another engine (in any process) has the
+    /// directory open, with [`Error::PartitionerMismatch`] when `options.partitioner` differs
+    /// from the database's, and with [`Error::Corruption`] (file and offset) when a manifest
+    /// or WAL record is damaged (a torn tail — an incomplete last record — is not damage).
     pub fn open(path: &Path, options: LsmOptions) -> Result<LsmEngine> {
-        let inner = Arc::new(recover::open(path, options)?);
-        let bg = if inner.opts.background {
+        LsmEngine::start(path, options, recover::Mode::ReadWrite)
+    }
+
+    /// Opens the existing database in `path` for reading only. It takes the directory's lock
+    /// shared (other read-only engines may open it too, a writer may not) and never writes a
+    /// byte: the WALs are replayed into memory, nothing is created, renamed or deleted, so it
+    /// works on a read-only file system and on a full disk. Writes, flushes and compactions
+    /// fail with [`Error::ReadOnly`].
+    pub fn open_read_only(path: &Path, options: LsmOptions) -> Result<LsmEngine> {
+        LsmEngine::start(path, options, recover::Mode::ReadOnly)
+    }
+
+    fn start(path: &Path, options: LsmOptions, mode: recover::Mode) -> Result<LsmEngine> {
+        let inner = Arc::new(recover::open(path, options, mode)?);
+        let bg = if inner.opts.background && !inner.read_only {
             let i2 = Arc::clone(&inner);
             Some(
                 std::thread::Builder::new()
@@ -173,6 +193,9 @@ impl LsmEngine {
         let i = &self.inner;
         loop {
             i.check_open()?;
+            if i.read_only {
+                return Ok(());
+            }
             if i.has_frozen.load(Ordering::Acquire) {
                 i.flush_frozen()?;
                 continue;
@@ -207,6 +230,17 @@ impl LsmEngine {
     pub fn stripes(&self) -> u32 {
         self.inner.stripes
     }
+
+    /// The database's partitioner (as recorded on disk, or inferred for a database written
+    /// before it was recorded).
+    pub fn partitioner(&self) -> &Partitioner {
+        &self.inner.partitioner
+    }
+
+    /// True when the engine was opened with [`LsmEngine::open_read_only`].
+    pub fn is_read_only(&self) -> bool {
+        self.inner.read_only
+    }
 }
 
 impl Engine for LsmEngine {
@@ -230,6 +264,14 @@ impl Engine for LsmEngine {
         self.inner.snapshot_of(only).range(range, direction)
     }
 
+    fn cursor(&self, range: KeyRange, direction: Direction) -> Result<Box<dyn Cursor>> {
+        self.inner.check_open()?;
+        let only = self.inner.single_stripe(&range);
+        Ok(Box::new(
+            self.inner.snapshot_of(only).db_iter(range, direction)?,
+        ))
+    }
+
     fn flush(&self) -> Result<()> {
         self.inner.flush()
     }
@@ -251,16 +293,44 @@ impl Engine for LsmEngine {
             let _ = h.join();
         }
         self.inner.stall_cv.notify_all();
+        let r = self.sync_on_close();
+        // Released only now: no write can reach the files any more (writers check `closed`
+        // under the commit lock). Snapshots still open keep their files open and readable.
+        *lock(&self.inner.lock) = None;
+        r
+    }
+}
+
+impl LsmEngine {
+    /// Stops the engine the way a crash would (for crash tests): background work stops and
+    /// the directory lock is released, but nothing more is synced or written — unsynced WAL
+    /// bytes stay unsynced (see [`crate::FaultFs::crash`]).
+    pub fn kill(self) {
+        if self.inner.closed.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        lock(&self.inner.work).shutdown = true;
+        self.inner.work_cv.notify_all();
+        if let Some(h) = lock(&self.bg).take() {
+            let _ = h.join();
+        }
+        self.inner.stall_cv.notify_all();
+        *lock(&self.inner.maint) = None;
+        *lock(&self.inner.lock) = None;
+    }
+
+    fn sync_on_close(&self) -> Result<()> {
+        let mut c = lock(&self.inner.commit);
+        *lock(&self.inner.maint) = None;
         if self.inner.poisoned.load(Ordering::SeqCst) {
             return Ok(());
         }
-        let mut c = lock(&self.inner.commit);
-        let number = c.wal.number();
-        c.wal
-            .sync()
-            .map_err(Error::io(self.inner.dir.join(wal::wal_name(number))))?;
-        *lock(&self.inner.maint) = None;
-        Ok(())
+        let Some(w) = c.wal.as_mut() else {
+            return Ok(());
+        };
+        let number = w.number();
+        w.sync()
+            .map_err(Error::io(self.inner.dir.join(wal::wal_name(number))))
     }
 }
 

@@ -1,16 +1,21 @@
 //! Reads: point lookups at a sequence number, and consistent snapshots (the memtables and
-//! files of every stripe at one moment) with their merging range iterators.
+//! files of every stripe at one moment) with their cursors.
+//!
+//! A cursor is a [`DbIter`] over a [`MergingIter`]: of one stripe's sources (memtables, L0
+//! files, one [`LevelIter`] per deeper level) when the range lies in one partition, else of
+//! one [`StripeIter`] per stripe, each built only when the merge first positions it.
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use super::inner::Inner;
-use super::version::{lookup_version, overlaps_range, StripeVersion};
-use crate::engine::{Direction, KeyRange, KvIter, Snapshot};
+use super::version::{lookup_version_hashed, overlaps_range, StripeVersion};
+use crate::engine::{Cursor, CursorPairs, Direction, KeyRange, KvIter, Snapshot};
 use crate::error::{Error, Result};
-use crate::iter::{LevelSource, MemSource, MergeIter};
+use crate::iter::{DbIter, InternalIter, LevelIter, MergingIter};
 use crate::memtable::Memtable;
-use crate::sst::table::{Source, Table, TableIter};
+use crate::sst::bloom::key_hash;
+use crate::sst::iter::SstIter;
 use crate::sync::read;
 
 impl Inner {
@@ -51,7 +56,7 @@ impl Inner {
         LsmSnapshot {
             inner: Arc::clone(self),
             seq,
-            views,
+            views: views.into(),
         }
     }
 }
@@ -67,71 +72,104 @@ pub(super) struct StripeView {
 impl StripeView {
     /// The value of `key` (of this stripe) at `seq`.
     fn get(&self, key: &[u8], seq: u64) -> Result<Option<Vec<u8>>> {
-        if let Some(v) = self.active.get(key, seq) {
+        let hash = key_hash(key);
+        if let Some(v) = self.active.get_hashed(key, hash, seq) {
             return Ok(v);
         }
         if let Some(f) = &self.frozen {
-            if let Some(v) = f.get(key, u64::MAX) {
+            if let Some(v) = f.get_hashed(key, hash, u64::MAX) {
                 return Ok(v);
             }
         }
-        Ok(lookup_version(&self.version, key)?.flatten())
+        Ok(lookup_version_hashed(&self.version, key, hash)?.flatten())
     }
 
-    /// The sources of this stripe's entries in `[lo, hi]`, newest first.
-    fn sources(
-        &self,
-        lo: &std::ops::Bound<Vec<u8>>,
-        hi: &std::ops::Bound<Vec<u8>>,
-        direction: Direction,
-        seq: u64,
-        out: &mut Vec<Box<dyn Source>>,
-    ) {
-        let reverse = direction == Direction::Reverse;
-        out.push(Box::new(MemSource::new(
-            Arc::clone(&self.active),
-            lo.clone(),
-            hi.clone(),
-            direction,
-            seq,
-        )));
-        if let Some(f) = &self.frozen {
-            out.push(Box::new(MemSource::new(
-                Arc::clone(f),
-                lo.clone(),
-                hi.clone(),
-                direction,
-                u64::MAX,
-            )));
+    /// The merge of this stripe's sources that can hold keys of `range`, newest first (the
+    /// source itself when there is only one).
+    fn iter(&self, range: &KeyRange, seq: u64) -> Box<dyn InternalIter> {
+        let (lo, hi) = (&range.start, &range.end);
+        let v = &self.version;
+        let mut c: Vec<Box<dyn InternalIter>> =
+            Vec::with_capacity(2 + v.levels.len() + v.levels[0].len());
+        if !self.active.is_empty() {
+            c.push(Box::new(self.active.iter(seq)));
         }
-        for t in &self.version.levels[0] {
+        if let Some(f) = self.frozen.as_ref().filter(|f| !f.is_empty()) {
+            c.push(Box::new(f.iter(u64::MAX)));
+        }
+        for t in &v.levels[0] {
             if overlaps_range(t, lo, hi) {
-                out.push(Box::new(TableIter::new(
-                    Arc::clone(t),
-                    lo.clone(),
-                    hi.clone(),
-                    reverse,
-                )));
+                c.push(Box::new(SstIter::new(Arc::clone(t))));
             }
         }
-        for level in &self.version.levels[1..] {
-            let mut files: Vec<Arc<Table>> = level
+        for level in &v.levels[1..] {
+            let files: Vec<_> = level
                 .iter()
                 .filter(|t| overlaps_range(t, lo, hi))
                 .cloned()
                 .collect();
-            if files.is_empty() {
-                continue;
+            if !files.is_empty() {
+                c.push(Box::new(LevelIter::new(files)));
             }
-            if reverse {
-                files.reverse();
+        }
+        if c.len() == 1 {
+            if let Some(only) = c.pop() {
+                return only;
             }
-            out.push(Box::new(LevelSource::new(
-                files,
-                lo.clone(),
-                hi.clone(),
-                reverse,
-            )));
+        }
+        Box::new(MergingIter::new(c))
+    }
+}
+
+/// One stripe of a cross-stripe cursor: its merge is built the first time it is positioned
+/// (a merge that can rule the stripe out by its bounds never builds it).
+struct StripeIter {
+    views: Arc<[StripeView]>,
+    index: usize,
+    seq: u64,
+    range: Arc<KeyRange>,
+    it: Option<Box<dyn InternalIter>>,
+}
+
+impl StripeIter {
+    fn built(&mut self) -> &mut Box<dyn InternalIter> {
+        let (views, index, range, seq) = (&self.views, self.index, &self.range, self.seq);
+        self.it.get_or_insert_with(|| views[index].iter(range, seq))
+    }
+}
+
+impl InternalIter for StripeIter {
+    fn valid(&self) -> bool {
+        self.it.as_ref().is_some_and(|i| i.valid())
+    }
+    fn key(&self) -> &[u8] {
+        self.it.as_ref().map_or(&[], |i| i.key())
+    }
+    fn value(&self) -> Option<&[u8]> {
+        self.it.as_ref().and_then(|i| i.value())
+    }
+    fn seek_to_first(&mut self) -> Result<()> {
+        self.built().seek_to_first()
+    }
+    fn seek_to_last(&mut self) -> Result<()> {
+        self.built().seek_to_last()
+    }
+    fn seek(&mut self, target: &[u8]) -> Result<()> {
+        self.built().seek(target)
+    }
+    fn seek_for_prev(&mut self, target: &[u8]) -> Result<()> {
+        self.built().seek_for_prev(target)
+    }
+    fn next(&mut self) -> Result<()> {
+        match &mut self.it {
+            Some(it) => it.next(),
+            None => Ok(()),
+        }
+    }
+    fn prev(&mut self) -> Result<()> {
+        match &mut self.it {
+            Some(it) => it.prev(),
+            None => Ok(()),
         }
     }
 }
@@ -140,7 +178,7 @@ impl StripeView {
 pub(super) struct LsmSnapshot {
     inner: Arc<Inner>,
     seq: u64,
-    views: Vec<StripeView>,
+    views: Arc<[StripeView]>,
 }
 
 impl LsmSnapshot {
@@ -149,6 +187,49 @@ impl LsmSnapshot {
             return self.views.first().filter(|v| v.stripe == s);
         }
         self.views.get(s)
+    }
+
+    /// The entries of `range` (tombstones included) as one internal iterator.
+    fn internal(&self, range: &KeyRange) -> Result<Box<dyn InternalIter>> {
+        if let Some(s) = self.inner.single_stripe(range) {
+            let Some(v) = self.view(s) else {
+                return Err(Error::InvalidArgument(
+                    "range outside the snapshot's partition".into(),
+                ));
+            };
+            return Ok(v.iter(range, self.seq));
+        }
+        if self.inner.stripes == 1 {
+            if let Some(v) = self.views.first() {
+                return Ok(v.iter(range, self.seq));
+            }
+        }
+        if self.views.len() != self.inner.stripes as usize {
+            return Err(Error::InvalidArgument(
+                "range outside the snapshot's partition".into(),
+            ));
+        }
+        let shared = Arc::new(range.clone());
+        let children = (0..self.views.len())
+            .map(|index| {
+                Box::new(StripeIter {
+                    views: Arc::clone(&self.views),
+                    index,
+                    seq: self.seq,
+                    range: Arc::clone(&shared),
+                    it: None,
+                }) as Box<dyn InternalIter>
+            })
+            .collect();
+        Ok(Box::new(MergingIter::new(children)))
+    }
+
+    /// A positioned cursor over `range` that owns what it reads.
+    pub(super) fn db_iter(&self, range: KeyRange, direction: Direction) -> Result<DbIter> {
+        let it = self.internal(&range)?;
+        let mut c = DbIter::new(it, range, direction);
+        c.rewind()?;
+        Ok(c)
     }
 }
 
@@ -164,22 +245,10 @@ impl Snapshot for LsmSnapshot {
     }
 
     fn range(&self, range: KeyRange, direction: Direction) -> Result<KvIter> {
-        let views: Vec<&StripeView> = match self.inner.single_stripe(&range) {
-            Some(s) => self.view(s).into_iter().collect(),
-            None => {
-                if self.views.len() != self.inner.stripes as usize {
-                    return Err(Error::InvalidArgument(
-                        "range outside the snapshot's partition".into(),
-                    ));
-                }
-                self.views.iter().collect()
-            }
-        };
-        let (lo, hi) = (range.start, range.end);
-        let mut sources: Vec<Box<dyn Source>> = Vec::new();
-        for v in views {
-            v.sources(&lo, &hi, direction, self.seq, &mut sources);
-        }
-        Ok(Box::new(MergeIter::new(sources, direction)))
+        Ok(Box::new(CursorPairs::new(self.db_iter(range, direction)?)))
+    }
+
+    fn cursor(&self, range: KeyRange, direction: Direction) -> Result<Box<dyn Cursor + '_>> {
+        Ok(Box::new(self.db_iter(range, direction)?))
     }
 }

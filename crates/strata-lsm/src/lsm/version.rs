@@ -6,7 +6,6 @@ use std::sync::Arc;
 use crate::error::Result;
 use crate::manifest::LEVELS;
 use crate::memtable::Value;
-use crate::sst::bloom::key_hash;
 use crate::sst::table::{FileMeta, Table};
 
 /// Something that knows its file's metadata: an open [`Table`], or just the [`FileMeta`]
@@ -104,9 +103,9 @@ pub fn overlaps_range(t: &Table, lo: &Bound<Vec<u8>>, hi: &Bound<Vec<u8>>) -> bo
     above_lo && below_hi
 }
 
-/// Looks a key up in the files of a stripe: `None` when no file has it.
-pub fn lookup_version(v: &StripeVersion, key: &[u8]) -> Result<Option<Value>> {
-    let hash = key_hash(key);
+/// Looks a key up in the files of a stripe: `None` when no file has it. `hash` is the key's
+/// [`crate::sst::bloom::key_hash`] (computed once per point read).
+pub fn lookup_version_hashed(v: &StripeVersion, key: &[u8], hash: u64) -> Result<Option<Value>> {
     for t in &v.levels[0] {
         if let Some(val) = t.get(key, hash)? {
             return Ok(Some(val));

@@ -38,9 +38,18 @@ impl Inner {
             if batch.ops.is_empty() {
                 return Ok(());
             }
+            // Memtables that crossed half the budget while a frozen set was still being
+            // written are frozen before this batch goes in, so that no frozen set holds more
+            // than half the budget plus one batch.
+            if self.active_bytes.load(Ordering::Relaxed) >= self.opts.memtable_budget_bytes / 2
+                && !self.has_frozen.load(Ordering::Acquire)
+            {
+                self.freeze_locked(&mut c)?;
+            }
             seq = c.last_seq + 1;
-            if let Err(source) = c.wal.append(seq, &batch.ops) {
-                let e = Error::io(self.dir.join(wal::wal_name(c.wal.number())))(source);
+            let wal = c.wal()?;
+            if let Err(source) = wal.append(seq, &batch.ops) {
+                let e = Error::io(self.dir.join(wal::wal_name(wal.number())))(source);
                 self.poison(&e);
                 return Err(e);
             }
@@ -150,8 +159,16 @@ impl Inner {
             s.syncing = true;
             drop(s);
             let (target, syncer, number) = {
-                let c = lock(&self.commit);
-                (c.last_seq, c.wal.syncer(), c.wal.number())
+                let mut c = lock(&self.commit);
+                let last = c.last_seq;
+                match c.wal() {
+                    Ok(w) => (last, w.syncer(), w.number()),
+                    Err(e) => {
+                        drop(c);
+                        lock(&self.sync).syncing = false;
+                        return Err(e);
+                    }
+                }
             };
             let r = syncer.sync();
             s = lock(&self.sync);
@@ -173,8 +190,9 @@ impl Inner {
 
     /// Freezes the memtables and rotates the WAL. Called with the commit lock held.
     pub fn freeze_locked(&self, c: &mut Commit) -> Result<()> {
-        if let Err(source) = c.wal.sync() {
-            let e = Error::io(self.dir.join(wal::wal_name(c.wal.number())))(source);
+        let old = c.wal()?;
+        if let Err(source) = old.sync() {
+            let e = Error::io(self.dir.join(wal::wal_name(old.number())))(source);
             self.poison(&e);
             return Err(e);
         }
@@ -192,7 +210,7 @@ impl Inner {
                 return Err(e);
             }
         };
-        c.wal = wal;
+        c.wal = Some(wal);
         let mut st = write(&self.state);
         let fresh: Vec<Arc<Memtable>> = (0..self.stripes)
             .map(|_| Arc::new(Memtable::new()))

@@ -15,12 +15,18 @@ use crate::error::FormatError;
 pub const RESTART_INTERVAL: usize = 16;
 
 /// Builds one block.
-#[derive(Default)]
 pub struct BlockBuilder {
     buf: Vec<u8>,
     restarts: Vec<u32>,
     last_key: Vec<u8>,
     count: usize,
+    interval: usize,
+}
+
+impl Default for BlockBuilder {
+    fn default() -> BlockBuilder {
+        BlockBuilder::with_restart_interval(RESTART_INTERVAL)
+    }
 }
 
 impl BlockBuilder {
@@ -29,9 +35,21 @@ impl BlockBuilder {
         BlockBuilder::default()
     }
 
+    /// An empty builder with a restart point every `interval` entries (readers accept any
+    /// interval; the writer uses [`RESTART_INTERVAL`]).
+    pub fn with_restart_interval(interval: usize) -> BlockBuilder {
+        BlockBuilder {
+            buf: Vec::new(),
+            restarts: Vec::new(),
+            last_key: Vec::new(),
+            count: 0,
+            interval: interval.max(1),
+        }
+    }
+
     /// Adds an entry; keys must come in strictly increasing order.
     pub fn add(&mut self, key: &[u8], value: Option<&[u8]>) {
-        let shared = if self.count % RESTART_INTERVAL == 0 {
+        let shared = if self.count.is_multiple_of(self.interval) {
             self.restarts.push(self.buf.len() as u32);
             0
         } else {
@@ -153,26 +171,58 @@ impl Block {
         Ok(r)
     }
 
+    /// The three lengths at the start of the entry at `pos` (`shared`, `unshared`, `vtag`) and
+    /// the offset after them.
+    #[inline]
+    fn header(&self, pos: usize) -> Result<(usize, usize, u64, usize), BlockError> {
+        let d = &self.data[..self.restarts];
+        // Fast path: three one-byte varints (short keys, values under 127 bytes).
+        if let Some(h) = d.get(pos..pos.wrapping_add(3)) {
+            if (h[0] | h[1] | h[2]) < 0x80 {
+                return Ok((h[0] as usize, h[1] as usize, u64::from(h[2]), pos + 3));
+            }
+        }
+        self.header_slow(pos)
+    }
+
+    #[cold]
+    fn header_slow(&self, pos: usize) -> Result<(usize, usize, u64, usize), BlockError> {
+        let d = &self.data[..self.restarts];
+        let mut p = pos;
+        let bad = |what: &str| FormatError::new(pos, format!("bad entry: {what}"));
+        let shared = get_varint(d, &mut p).ok_or_else(|| bad("shared length"))?;
+        let unshared = get_varint(d, &mut p).ok_or_else(|| bad("key length"))?;
+        let vtag = get_varint(d, &mut p).ok_or_else(|| bad("value length"))?;
+        let shared = usize::try_from(shared).map_err(|_| bad("shared length"))?;
+        let unshared = usize::try_from(unshared).map_err(|_| bad("key length"))?;
+        Ok((shared, unshared, vtag, p))
+    }
+
+    #[cold]
+    fn bad_entry(pos: usize, what: &str) -> BlockError {
+        FormatError::new(pos, format!("bad entry: {what}"))
+    }
+
     /// Decodes the entry at `pos` given the previous key in `key` (replaced by this entry's
     /// key); returns the value and the offset of the next entry.
+    #[inline]
     pub fn decode_at(
         &self,
         pos: usize,
         key: &mut Vec<u8>,
     ) -> Result<(ValueRef, usize), BlockError> {
+        let (shared, unshared, vtag, p) = self.header(pos)?;
         let d = &self.data[..self.restarts];
-        let mut p = pos;
-        let bad = |what: &str| FormatError::new(pos, format!("bad entry: {what}"));
-        let shared = get_varint(d, &mut p).ok_or_else(|| bad("shared length"))? as usize;
-        let unshared = get_varint(d, &mut p).ok_or_else(|| bad("key length"))? as usize;
-        let vtag = get_varint(d, &mut p).ok_or_else(|| bad("value length"))?;
         if shared > key.len() {
-            return Err(bad("shared prefix longer than the previous key"));
+            return Err(Block::bad_entry(
+                pos,
+                "shared prefix longer than the previous key",
+            ));
         }
         let kend = p
             .checked_add(unshared)
             .filter(|&e| e <= d.len())
-            .ok_or_else(|| bad("key runs past the block"))?;
+            .ok_or_else(|| Block::bad_entry(pos, "key runs past the block"))?;
         key.truncate(shared);
         key.extend_from_slice(&d[p..kend]);
         let (vlen, tombstone) = if vtag == 0 {
@@ -183,7 +233,7 @@ impl Block {
         let vend = kend
             .checked_add(vlen)
             .filter(|&e| e <= d.len())
-            .ok_or_else(|| bad("value runs past the block"))?;
+            .ok_or_else(|| Block::bad_entry(pos, "value runs past the block"))?;
         Ok((
             ValueRef {
                 off: kend as u32,
@@ -194,25 +244,41 @@ impl Block {
         ))
     }
 
+    /// The whole key stored at restart point `i` (restart entries share no prefix), read in
+    /// place.
+    #[inline]
+    fn restart_key(&self, i: usize) -> Result<&[u8], BlockError> {
+        let pos = self.restart(i)?;
+        let (shared, unshared, _, p) = self.header(pos)?;
+        if shared != 0 {
+            return Err(Block::bad_entry(pos, "restart entry shares a prefix"));
+        }
+        self.data[..self.restarts]
+            .get(p..p.saturating_add(unshared))
+            .ok_or_else(|| Block::bad_entry(pos, "key runs past the block"))
+    }
+
+    /// Index of the last restart point whose key is `< target` (0 when there is none).
+    fn restart_index_before(&self, target: &[u8]) -> Result<usize, BlockError> {
+        let (mut lo, mut hi) = (0usize, self.num_restarts);
+        while hi - lo > 1 {
+            let mid = (lo + hi) / 2;
+            if self.restart_key(mid)? < target {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        Ok(lo)
+    }
+
     /// Offset of the last restart point whose key is `< target` (0 when there is none): a
     /// forward scan from there reaches the first key `>= target` within one interval.
     pub fn restart_before(&self, target: &[u8]) -> Result<usize, BlockError> {
         if self.num_restarts == 0 {
             return Ok(0);
         }
-        let (mut lo, mut hi) = (0usize, self.num_restarts);
-        let mut key = Vec::new();
-        while hi - lo > 1 {
-            let mid = (lo + hi) / 2;
-            key.clear();
-            self.decode_at(self.restart(mid)?, &mut key)?;
-            if key.as_slice() < target {
-                lo = mid;
-            } else {
-                hi = mid;
-            }
-        }
-        self.restart(lo)
+        self.restart(self.restart_index_before(target)?)
     }
 
     /// Offset of the first entry whose key is `>= target` (or `entries_end`), with that key.
@@ -224,19 +290,7 @@ impl Block {
         if self.num_restarts == 0 {
             return Ok(None);
         }
-        // Last restart point whose key is < target.
-        let (mut lo, mut hi) = (0usize, self.num_restarts);
-        while hi - lo > 1 {
-            let mid = (lo + hi) / 2;
-            key.clear();
-            self.decode_at(self.restart(mid)?, key)?;
-            if key.as_slice() < target {
-                lo = mid;
-            } else {
-                hi = mid;
-            }
-        }
-        let mut pos = self.restart(lo)?;
+        let mut pos = self.restart_before(target)?;
         key.clear();
         while pos < self.restarts {
             let (v, next) = self.decode_at(pos, key)?;
@@ -277,10 +331,255 @@ impl Block {
     }
 }
 
+/// A seekable iterator over one block. The key is rebuilt in a buffer (keys are
+/// prefix-compressed); the value is a slice of the block.
+pub struct BlockIter {
+    block: Block,
+    /// Offset of the current entry (`entries_end` when invalid).
+    cur: usize,
+    /// Offset of the entry after the current one.
+    next: usize,
+    key: Vec<u8>,
+    val: ValueRef,
+}
+
+impl BlockIter {
+    /// An unpositioned iterator over `block`.
+    pub fn new(block: Block) -> BlockIter {
+        let end = block.restarts;
+        BlockIter {
+            block,
+            cur: end,
+            next: end,
+            key: Vec::new(),
+            val: ValueRef {
+                off: 0,
+                len: 0,
+                tombstone: true,
+            },
+        }
+    }
+
+    /// The block.
+    pub fn block(&self) -> &Block {
+        &self.block
+    }
+
+    /// True when positioned at an entry.
+    pub fn valid(&self) -> bool {
+        self.cur < self.block.restarts
+    }
+
+    /// The current key (empty when invalid).
+    pub fn key(&self) -> &[u8] {
+        if self.valid() {
+            &self.key
+        } else {
+            &[]
+        }
+    }
+
+    /// The current value (`None`: tombstone, or invalid).
+    pub fn value(&self) -> Option<&[u8]> {
+        if !self.valid() || self.val.tombstone {
+            return None;
+        }
+        self.block
+            .data
+            .get(self.val.off as usize..(self.val.off as usize + self.val.len as usize))
+    }
+
+    fn invalidate(&mut self) {
+        self.cur = self.block.restarts;
+        self.next = self.block.restarts;
+        self.key.clear();
+    }
+
+    /// Decodes the entry at `self.next`, making it current.
+    fn parse_next(&mut self) -> Result<bool, BlockError> {
+        if self.next >= self.block.restarts {
+            self.invalidate();
+            return Ok(false);
+        }
+        let at = self.next;
+        match self.block.decode_at(at, &mut self.key) {
+            Ok((v, next)) => {
+                self.cur = at;
+                self.next = next;
+                self.val = v;
+                Ok(true)
+            }
+            Err(e) => {
+                self.invalidate();
+                Err(e)
+            }
+        }
+    }
+
+    fn goto_restart(&mut self, i: usize) -> Result<(), BlockError> {
+        self.key.clear();
+        self.next = match self.block.restart(i) {
+            Ok(r) => r,
+            Err(e) => {
+                self.invalidate();
+                return Err(e);
+            }
+        };
+        Ok(())
+    }
+
+    /// Positions at the first entry.
+    pub fn seek_to_first(&mut self) -> Result<(), BlockError> {
+        if self.block.num_restarts == 0 {
+            self.invalidate();
+            return Ok(());
+        }
+        self.goto_restart(0)?;
+        self.parse_next().map(|_| ())
+    }
+
+    /// Positions at the last entry.
+    pub fn seek_to_last(&mut self) -> Result<(), BlockError> {
+        if self.block.num_restarts == 0 {
+            self.invalidate();
+            return Ok(());
+        }
+        self.goto_restart(self.block.num_restarts - 1)?;
+        while self.parse_next()? && self.next < self.block.restarts {}
+        Ok(())
+    }
+
+    /// Positions at the first entry whose key is `>= target`.
+    pub fn seek(&mut self, target: &[u8]) -> Result<(), BlockError> {
+        if self.block.num_restarts == 0 {
+            self.invalidate();
+            return Ok(());
+        }
+        // The last restart point whose key is < target: the answer is in its interval or
+        // at the next restart point.
+        let lo = match self.block.restart_index_before(target) {
+            Ok(i) => i,
+            Err(e) => {
+                self.invalidate();
+                return Err(e);
+            }
+        };
+        self.goto_restart(lo)?;
+        while self.parse_next()? {
+            if self.key.as_slice() >= target {
+                return Ok(());
+            }
+        }
+        Ok(())
+    }
+
+    /// Positions at the last entry whose key is `<= target`.
+    pub fn seek_for_prev(&mut self, target: &[u8]) -> Result<(), BlockError> {
+        self.seek(target)?;
+        if !self.valid() {
+            return self.seek_to_last();
+        }
+        if self.key.as_slice() > target {
+            self.prev()?;
+        }
+        Ok(())
+    }
+
+    /// Moves to the next entry.
+    #[allow(clippy::should_implement_trait)] // a cursor step, not an `Iterator`
+    pub fn next(&mut self) -> Result<(), BlockError> {
+        if self.valid() {
+            self.parse_next()?;
+        }
+        Ok(())
+    }
+
+    /// Moves to the previous entry: back to the restart point before the current entry,
+    /// then forward to the entry just before it.
+    pub fn prev(&mut self) -> Result<(), BlockError> {
+        if !self.valid() {
+            return Ok(());
+        }
+        let original = self.cur;
+        // The last restart point before the current entry (binary search on the offsets).
+        let (mut lo, mut hi) = (0usize, self.block.num_restarts);
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            if self.block.restart(mid)? < original {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        let Some(i) = lo.checked_sub(1) else {
+            self.invalidate();
+            return Ok(());
+        };
+        self.goto_restart(i)?;
+        // Parse until the entry whose successor is the original one.
+        loop {
+            if !self.parse_next()? {
+                return Ok(());
+            }
+            if self.next >= original {
+                return Ok(());
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::iter::testing::Model;
+    use crate::iter::InternalIter;
     use proptest::prelude::*;
+
+    /// A block holding `m`, with a restart point every `interval` entries.
+    fn build(m: &Model, interval: usize) -> Block {
+        let mut b = BlockBuilder::with_restart_interval(interval);
+        for (k, v) in m {
+            b.add(k, v.as_deref());
+        }
+        Block::new(Arc::new(b.finish())).unwrap()
+    }
+
+    /// The block iterator seen through the iterator trait, errors mapped.
+    struct BlockAsInternal(BlockIter);
+
+    fn err(e: BlockError) -> crate::Error {
+        crate::Error::InvalidArgument(format!("block error {e}"))
+    }
+
+    impl InternalIter for BlockAsInternal {
+        fn valid(&self) -> bool {
+            self.0.valid()
+        }
+        fn key(&self) -> &[u8] {
+            self.0.key()
+        }
+        fn value(&self) -> Option<&[u8]> {
+            self.0.value()
+        }
+        fn seek_to_first(&mut self) -> crate::Result<()> {
+            self.0.seek_to_first().map_err(err)
+        }
+        fn seek_to_last(&mut self) -> crate::Result<()> {
+            self.0.seek_to_last().map_err(err)
+        }
+        fn seek(&mut self, t: &[u8]) -> crate::Result<()> {
+            self.0.seek(t).map_err(err)
+        }
+        fn seek_for_prev(&mut self, t: &[u8]) -> crate::Result<()> {
+            self.0.seek_for_prev(t).map_err(err)
+        }
+        fn next(&mut self) -> crate::Result<()> {
+            self.0.next().map_err(err)
+        }
+        fn prev(&mut self) -> crate::Result<()> {
+            self.0.prev().map_err(err)
+        }
+    }
 
     proptest! {
         #[test]
@@ -298,6 +597,25 @@ mod tests {
             let mut k = Vec::new();
             let got = blk.seek(&target, &mut k).unwrap().map(|_| k.clone());
             prop_assert_eq!(got, keys.iter().find(|x| x.as_slice() >= target.as_slice()).cloned());
+        }
+
+        #[test]
+        fn block_iter_matches_model(m in crate::iter::testing::model(), ops in crate::iter::testing::ops(), interval in 1usize..5) {
+            let blk = build(&m, interval);
+            let mut it = BlockAsInternal(BlockIter::new(blk));
+            crate::iter::testing::check_ops(&mut it, &m, &ops)?;
+        }
+
+        #[test]
+        fn garbage_iterates_without_panic(d in proptest::collection::vec(any::<u8>(), 0..80),
+                                         ops in crate::iter::testing::ops()) {
+            if let Ok(b) = Block::new(Arc::new(d)) {
+                let mut it = BlockAsInternal(BlockIter::new(b));
+                for op in &ops {
+                    let _ = crate::iter::testing::apply(&mut it, op);
+                    let _ = (it.key(), it.value());
+                }
+            }
         }
 
         #[test]

@@ -1,4 +1,10 @@
-//! Bloom filter of an SST: `bits[m/8] | k u8`, probes by double hashing of a 64-bit hash.
+//! Bloom filters of SSTs.
+//!
+//! Version 2 SSTs (written now) hold a **blocked** filter: `line[64 bytes] * n | k u8`; a
+//! key's probes all fall in one 64-byte line (one cache miss per lookup instead of `k`), at a
+//! slightly higher false-positive rate for the same bits (≈1.2 % instead of ≈0.8 % at 10 bits
+//! per key). Version 1 SSTs hold the classic filter `bits[m/8] | k u8`, probed by double
+//! hashing over the whole array; it is still read.
 
 /// Hash of a key for the filter (FNV-1a 64 finished with the splitmix64 mixer: every input
 /// bit affects every output bit, which double hashing needs).
@@ -15,7 +21,7 @@ pub fn key_hash(key: &[u8]) -> u64 {
     h ^ (h >> 31)
 }
 
-/// Builds a filter from key hashes with `bits_per_key` bits per key.
+/// Builds a version 1 (classic) filter from key hashes with `bits_per_key` bits per key.
 pub fn build(hashes: &[u64], bits_per_key: usize) -> Vec<u8> {
     let k = ((bits_per_key as f64) * 0.69).round().clamp(1.0, 30.0) as u8;
     let bits = (hashes.len() * bits_per_key).max(64);
@@ -34,7 +40,8 @@ pub fn build(hashes: &[u64], bits_per_key: usize) -> Vec<u8> {
     out
 }
 
-/// False when the key is certainly absent. A malformed filter answers "maybe".
+/// False when the key is certainly absent from a version 1 filter. A malformed filter answers
+/// "maybe".
 pub fn may_contain(filter: &[u8], hash: u64) -> bool {
     if filter.len() < 2 {
         return true;
@@ -52,6 +59,108 @@ pub fn may_contain(filter: &[u8], hash: u64) -> bool {
     true
 }
 
+/// Bytes of a cache line, the unit of a blocked filter.
+pub const LINE: usize = 64;
+const LINE_BITS: u32 = (LINE * 8) as u32;
+
+/// Line of a blocked filter holding a hash: the high 32 bits scaled to `lines`.
+pub(crate) fn line_of(hash: u64, lines: usize) -> usize {
+    (((hash >> 32) * lines as u64) >> 32) as usize
+}
+
+/// The bit positions inside a line: the low 32 bits, remixed by a multiplication per probe,
+/// whose top 9 bits pick a bit.
+pub(crate) fn probes(hash: u64, k: u8) -> impl Iterator<Item = u32> {
+    let mut h = hash as u32;
+    (0..k).map(move |_| {
+        let bit = h >> (32 - 9);
+        h = h.wrapping_mul(0x9e37_79b9);
+        bit % LINE_BITS
+    })
+}
+
+/// Builds a version 2 (blocked) filter from key hashes with about `bits_per_key` bits per
+/// key.
+pub fn build_blocked(hashes: &[u64], bits_per_key: usize) -> Vec<u8> {
+    let k = ((bits_per_key as f64) * 0.69).round().clamp(1.0, 30.0) as u8;
+    let lines = (hashes.len() * bits_per_key).div_ceil(LINE * 8).max(1);
+    let mut out = vec![0u8; lines * LINE + 1];
+    for &h in hashes {
+        let base = line_of(h, lines) * LINE;
+        for bit in probes(h, k) {
+            out[base + (bit / 8) as usize] |= 1 << (bit % 8);
+        }
+    }
+    out[lines * LINE] = k;
+    out
+}
+
+/// One 64-byte line, aligned so that a probe touches one cache line.
+#[derive(Clone, Copy)]
+#[repr(C, align(64))]
+pub struct Line([u8; LINE]);
+
+/// A filter as read from an SST, ready to probe.
+pub enum Filter {
+    /// Version 1: the classic filter bytes.
+    Classic(Vec<u8>),
+    /// Version 2: cache-line-aligned lines and the probe count.
+    Blocked {
+        /// The lines.
+        lines: Vec<Line>,
+        /// Probes per key.
+        k: u8,
+    },
+}
+
+impl Filter {
+    /// The filter stored in an SST of format `version` (bytes without their CRC).
+    pub fn from_stored(version: u32, bytes: Vec<u8>) -> Filter {
+        if version < 2 {
+            return Filter::Classic(bytes);
+        }
+        let Some((&k, body)) = bytes.split_last() else {
+            return Filter::Blocked {
+                lines: Vec::new(),
+                k: 0,
+            };
+        };
+        let lines = body
+            .chunks_exact(LINE)
+            .map(|c| {
+                let mut l = [0u8; LINE];
+                l.copy_from_slice(c);
+                Line(l)
+            })
+            .collect();
+        Filter::Blocked { lines, k }
+    }
+
+    /// False when the key with this hash ([`key_hash`]) is certainly absent. A malformed
+    /// filter answers "maybe".
+    #[inline]
+    pub fn may_contain(&self, hash: u64) -> bool {
+        match self {
+            Filter::Classic(b) => may_contain(b, hash),
+            Filter::Blocked { lines, k } => {
+                if lines.is_empty() || *k == 0 || *k > 30 {
+                    return true;
+                }
+                let line = &lines[line_of(hash, lines.len())].0;
+                probes(hash, *k).all(|bit| line[(bit / 8) as usize] & (1 << (bit % 8)) != 0)
+            }
+        }
+    }
+
+    /// Bytes held in memory.
+    pub fn bytes(&self) -> usize {
+        match self {
+            Filter::Classic(b) => b.len(),
+            Filter::Blocked { lines, .. } => lines.len() * LINE,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -65,5 +174,28 @@ mod tests {
             .filter(|i| may_contain(&f, key_hash(&i.to_be_bytes())))
             .count();
         assert!(fp < 2_000, "false positive rate {fp}/100000");
+    }
+
+    #[test]
+    fn blocked_filter_has_no_false_negatives_and_few_false_positives() {
+        for n in [1u32, 7, 100, 10_000] {
+            let keys: Vec<u64> = (0..n).map(|i| key_hash(&i.to_be_bytes())).collect();
+            let f = Filter::from_stored(2, build_blocked(&keys, 10));
+            assert!(keys.iter().all(|&h| f.may_contain(h)), "n={n}");
+            let fp = (1_000_000..1_100_000u32)
+                .filter(|i| f.may_contain(key_hash(&i.to_be_bytes())))
+                .count();
+            if n == 10_000 {
+                assert!(fp < 2_000, "false positive rate {fp}/100000");
+            }
+        }
+    }
+
+    #[test]
+    fn malformed_filters_answer_maybe() {
+        for bytes in [vec![], vec![7], vec![0u8; 65]] {
+            assert!(Filter::from_stored(2, bytes).may_contain(key_hash(b"x")));
+        }
+        assert!(Filter::from_stored(1, vec![]).may_contain(123));
     }
 }

@@ -1,6 +1,9 @@
-//! Sorted string tables: blocks, bloom filters, the block cache and the table reader/writer.
+//! Sorted string tables: blocks, bloom filters, the block cache, the table reader/writer and
+//! the table iterator.
 
 pub mod block;
 pub mod bloom;
 pub mod cache;
+pub mod index;
+pub mod iter;
 pub mod table;

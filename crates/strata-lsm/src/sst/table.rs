@@ -7,14 +7,14 @@
 //! entries map the last key of each data block to `off varint | len varint`. Only the index and
 //! the filter stay in memory; data blocks are read on demand through the [`BlockCache`].
 
-use std::ops::Bound;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use super::block::{Block, BlockBuilder, ValueRef};
+use super::block::{Block, BlockBuilder};
 use super::bloom;
 use super::cache::BlockCache;
+use super::index::FlatIndex;
 use crate::coding::{crc, get_varint, put_varint, u32_at, u64_at};
 use crate::error::{Error, FormatError, Result};
 use crate::fs::{Fs, ReadableFile, WritableFile};
@@ -22,8 +22,11 @@ use crate::memtable::Value;
 
 /// Magic at the end of every SST.
 pub const SST_MAGIC: &[u8; 8] = b"STRATSST";
-/// Format version written in the footer.
-pub const SST_VERSION: u32 = 1;
+/// Format version written in the footer: 2 = blocked bloom filter (see [`bloom`]). Version 1
+/// files (classic filter) are still read.
+pub const SST_VERSION: u32 = 2;
+/// Oldest format version read.
+pub const SST_MIN_VERSION: u32 = 1;
 /// Bytes of the footer.
 pub const FOOTER: usize = 48;
 /// Bloom filter bits per key.
@@ -76,6 +79,12 @@ impl SstWriter {
             smallest: None,
             block_bytes: block_bytes.max(256),
         })
+    }
+
+    /// Sets the block size without the lower clamp (tests: one entry per block).
+    #[cfg(test)]
+    pub(crate) fn set_block_bytes(&mut self, n: usize) {
+        self.block_bytes = n;
     }
 
     fn io(&self, source: std::io::Error) -> Error {
@@ -153,7 +162,7 @@ impl SstWriter {
         };
         let index = self.index.finish();
         let (index_off, index_len) = self.write_block(&index)?;
-        let filter = bloom::build(&self.hashes, BLOOM_BITS_PER_KEY);
+        let filter = bloom::build_blocked(&self.hashes, BLOOM_BITS_PER_KEY);
         let (bloom_off, bloom_len) = self.write_block(&filter)?;
         let mut f = Vec::with_capacity(FOOTER);
         f.extend_from_slice(&index_off.to_le_bytes());
@@ -194,6 +203,8 @@ pub struct Footer {
     pub bloom_len: u32,
     /// Number of entries.
     pub entries: u64,
+    /// Format version (`SST_MIN_VERSION..=SST_VERSION`).
+    pub version: u32,
 }
 
 /// Decodes a footer (the last 48 bytes of a file of `file_len` bytes); errors give the offset
@@ -213,7 +224,7 @@ pub fn decode_footer(f: &[u8], file_len: u64) -> std::result::Result<Footer, For
         return Err(FormatError::new(0, "footer checksum mismatch"));
     }
     let version = u32_at(f, 32).unwrap_or(0);
-    if version != SST_VERSION {
+    if !(SST_MIN_VERSION..=SST_VERSION).contains(&version) {
         return Err(FormatError::new(
             32,
             format!("unsupported SST version {version}"),
@@ -225,6 +236,7 @@ pub fn decode_footer(f: &[u8], file_len: u64) -> std::result::Result<Footer, For
         bloom_off: u64_at(f, 12).unwrap_or(0),
         bloom_len: u32_at(f, 20).unwrap_or(0),
         entries: u64_at(f, 24).unwrap_or(0),
+        version,
     };
     let body = file_len.saturating_sub(FOOTER as u64);
     for (off, len, at) in [
@@ -282,8 +294,8 @@ pub struct Table {
     path: PathBuf,
     file: Arc<dyn ReadableFile>,
     cache: Arc<BlockCache>,
-    index: Vec<IndexEntry>,
-    bloom: Vec<u8>,
+    index: FlatIndex,
+    bloom: bloom::Filter,
     obsolete: AtomicBool,
     fs: Arc<dyn Fs>,
 }
@@ -340,13 +352,16 @@ impl Table {
                 ));
             }
         }
-        let bloom = Table::read_checked(file.as_ref(), path, footer.bloom_off, footer.bloom_len)?;
+        let bloom = bloom::Filter::from_stored(
+            footer.version,
+            Table::read_checked(file.as_ref(), path, footer.bloom_off, footer.bloom_len)?,
+        );
         Ok(Table {
             meta,
             path: path.to_path_buf(),
             file,
             cache,
-            index,
+            index: FlatIndex::new(&index),
             bloom,
             obsolete: AtomicBool::new(false),
             fs,
@@ -370,44 +385,45 @@ impl Table {
 
     /// Loads data block `i` (through the cache).
     pub fn block(&self, i: usize) -> Result<Block> {
-        let e = &self.index[i];
-        let data = match self.cache.get(self.meta.id, e.off) {
+        let (off, len) = self.index.handle(i);
+        let data = match self.cache.get(self.meta.id, off) {
             Some(d) => d,
             None => {
                 let d = Arc::new(Table::read_checked(
                     self.file.as_ref(),
                     &self.path,
-                    e.off,
-                    e.len,
+                    off,
+                    len,
                 )?);
-                self.cache.insert(self.meta.id, e.off, Arc::clone(&d));
+                self.cache.insert(self.meta.id, off, Arc::clone(&d));
                 d
             }
         };
-        Block::new(data).map_err(|err| err.in_file(&self.path, e.off))
+        Block::new(data).map_err(|err| err.in_file(&self.path, off))
     }
 
     /// Reads and checks every block without the cache; returns the number of entries.
     pub fn verify(&self) -> Result<u64> {
         let mut n = 0u64;
         let mut prev: Option<Vec<u8>> = None;
-        for e in &self.index {
-            let d = Table::read_checked(self.file.as_ref(), &self.path, e.off, e.len)?;
-            let b = Block::new(Arc::new(d)).map_err(|err| err.in_file(&self.path, e.off))?;
-            let entries = b.entries().map_err(|err| err.in_file(&self.path, e.off))?;
+        for i in 0..self.index.len() {
+            let (off, len) = self.index.handle(i);
+            let d = Table::read_checked(self.file.as_ref(), &self.path, off, len)?;
+            let b = Block::new(Arc::new(d)).map_err(|err| err.in_file(&self.path, off))?;
+            let entries = b.entries().map_err(|err| err.in_file(&self.path, off))?;
             if let (Some(p), Some(f)) = (&prev, entries.first()) {
                 if p >= &f.0 {
                     return Err(Table::corrupt(
                         &self.path,
-                        e.off,
+                        off,
                         "keys out of order across blocks",
                     ));
                 }
             }
-            if entries.last().map(|l| &l.0) != Some(&e.last_key) {
+            if entries.last().map(|l| l.0.as_slice()) != Some(self.index.last_key(i)) {
                 return Err(Table::corrupt(
                     &self.path,
-                    e.off,
+                    off,
                     "index key differs from the block's last key",
                 ));
             }
@@ -417,7 +433,13 @@ impl Table {
         Ok(n)
     }
 
-    fn err(&self, off: u64, e: FormatError) -> Error {
+    /// The index: last key and location of every data block (pinned in memory).
+    pub fn index(&self) -> &FlatIndex {
+        &self.index
+    }
+
+    /// A corruption error of the block at `off`.
+    pub(crate) fn err(&self, off: u64, e: FormatError) -> Error {
         e.in_file(&self.path, off)
     }
 
@@ -426,10 +448,10 @@ impl Table {
         if key < self.meta.smallest.as_slice() || key > self.meta.largest.as_slice() {
             return Ok(None);
         }
-        if !bloom::may_contain(&self.bloom, hash) {
+        if !self.bloom.may_contain(hash) {
             return Ok(None);
         }
-        let i = self.index.partition_point(|e| e.last_key.as_slice() < key);
+        let i = self.index.find(key);
         if i == self.index.len() {
             return Ok(None);
         }
@@ -437,7 +459,7 @@ impl Table {
         let mut k = Vec::with_capacity(key.len());
         match b
             .seek(key, &mut k)
-            .map_err(|e| self.err(self.index[i].off, e))?
+            .map_err(|e| self.err(self.index.handle(i).0, e))?
         {
             Some((_, v, _)) if k == key => Ok(Some(b.value(v))),
             _ => Ok(None),
@@ -454,208 +476,4 @@ impl Drop for Table {
     }
 }
 
-/// An entry produced by iterators: key and value (`None`: tombstone).
-pub type Entry = (Vec<u8>, Value);
-
-/// A source of entries in key order for the merging iterator.
-pub trait Source: Send {
-    /// The next entry, or `None` at the end.
-    fn next_entry(&mut self) -> Result<Option<Entry>>;
-}
-
-/// True when `key` is at or beyond the far bound in the iteration direction.
-pub fn past_hi(key: &[u8], hi: &Bound<Vec<u8>>) -> bool {
-    match hi {
-        Bound::Included(h) => key > h.as_slice(),
-        Bound::Excluded(h) => key >= h.as_slice(),
-        Bound::Unbounded => false,
-    }
-}
-
-/// True when `key` is below the low bound.
-pub fn before_lo(key: &[u8], lo: &Bound<Vec<u8>>) -> bool {
-    match lo {
-        Bound::Included(l) => key < l.as_slice(),
-        Bound::Excluded(l) => key <= l.as_slice(),
-        Bound::Unbounded => false,
-    }
-}
-
-/// Iterates one SST over a range, forward or reverse.
-pub struct TableIter {
-    table: Arc<Table>,
-    lo: Bound<Vec<u8>>,
-    hi: Bound<Vec<u8>>,
-    reverse: bool,
-    started: bool,
-    done: bool,
-    block_idx: usize,
-    block: Option<Block>,
-    pos: usize,
-    key: Vec<u8>,
-    rev_entries: Vec<(Vec<u8>, ValueRef)>,
-}
-
-impl TableIter {
-    /// An iterator over `[lo, hi]` of `table`.
-    pub fn new(
-        table: Arc<Table>,
-        lo: Bound<Vec<u8>>,
-        hi: Bound<Vec<u8>>,
-        reverse: bool,
-    ) -> TableIter {
-        TableIter {
-            table,
-            lo,
-            hi,
-            reverse,
-            started: false,
-            done: false,
-            block_idx: 0,
-            block: None,
-            pos: 0,
-            key: Vec::new(),
-            rev_entries: Vec::new(),
-        }
-    }
-
-    fn start_forward(&mut self) -> Result<()> {
-        let t = Arc::clone(&self.table);
-        let target = match &self.lo {
-            Bound::Included(k) | Bound::Excluded(k) => k.as_slice(),
-            Bound::Unbounded => {
-                self.block_idx = 0;
-                return Ok(());
-            }
-        };
-        self.block_idx = t.index.partition_point(|e| e.last_key.as_slice() < target);
-        if self.block_idx < t.index.len() {
-            let b = t.block(self.block_idx)?;
-            let off = t.index[self.block_idx].off;
-            // Start at the last restart point before the target; next() skips the rest.
-            self.pos = b.restart_before(target).map_err(|e| t.err(off, e))?;
-            self.key.clear();
-            self.block = Some(b);
-        }
-        Ok(())
-    }
-
-    fn next_forward(&mut self) -> Result<Option<Entry>> {
-        loop {
-            if self.block.is_none() {
-                if self.block_idx >= self.table.index.len() {
-                    return Ok(None);
-                }
-                self.block = Some(self.table.block(self.block_idx)?);
-                self.pos = 0;
-                self.key.clear();
-            }
-            let Some(b) = &self.block else {
-                return Ok(None);
-            };
-            if self.pos >= b.entries_end() {
-                self.block = None;
-                self.block_idx += 1;
-                continue;
-            }
-            let off = self.table.index[self.block_idx].off;
-            let (v, next) = b
-                .decode_at(self.pos, &mut self.key)
-                .map_err(|e| self.table.err(off, e))?;
-            self.pos = next;
-            if before_lo(&self.key, &self.lo) {
-                continue;
-            }
-            if past_hi(&self.key, &self.hi) {
-                return Ok(None);
-            }
-            return Ok(Some((self.key.clone(), b.value(v))));
-        }
-    }
-
-    fn load_rev(&mut self, i: usize) -> Result<()> {
-        let b = self.table.block(i)?;
-        let off = self.table.index[i].off;
-        self.rev_entries = b.entries().map_err(|e| self.table.err(off, e))?;
-        self.block = Some(b);
-        self.block_idx = i;
-        Ok(())
-    }
-
-    fn start_reverse(&mut self) -> Result<()> {
-        let n = self.table.index.len();
-        if n == 0 {
-            self.done = true;
-            return Ok(());
-        }
-        let i = match &self.hi {
-            Bound::Included(k) | Bound::Excluded(k) => self
-                .table
-                .index
-                .partition_point(|e| e.last_key.as_slice() < k.as_slice())
-                .min(n - 1),
-            Bound::Unbounded => n - 1,
-        };
-        self.load_rev(i)?;
-        let hi = self.hi.clone();
-        while self
-            .rev_entries
-            .last()
-            .is_some_and(|(k, _)| past_hi(k, &hi))
-        {
-            self.rev_entries.pop();
-        }
-        Ok(())
-    }
-
-    fn next_reverse(&mut self) -> Result<Option<Entry>> {
-        loop {
-            if let Some((k, v)) = self.rev_entries.pop() {
-                if before_lo(&k, &self.lo) {
-                    self.done = true;
-                    return Ok(None);
-                }
-                let Some(b) = &self.block else {
-                    return Ok(None);
-                };
-                return Ok(Some((k, b.value(v))));
-            }
-            if self.block_idx == 0 {
-                return Ok(None);
-            }
-            self.load_rev(self.block_idx - 1)?;
-        }
-    }
-}
-
-impl Source for TableIter {
-    fn next_entry(&mut self) -> Result<Option<Entry>> {
-        if self.done {
-            return Ok(None);
-        }
-        if !self.started {
-            self.started = true;
-            if self.reverse {
-                self.start_reverse()?;
-            } else {
-                self.start_forward()?;
-            }
-        }
-        let r = if self.reverse {
-            self.next_reverse()
-        } else {
-            self.next_forward()
-        };
-        match r {
-            Ok(None) => {
-                self.done = true;
-                Ok(None)
-            }
-            Err(e) => {
-                self.done = true;
-                Err(e)
-            }
-            ok => ok,
-        }
-    }
-}
+pub use crate::iter::{before_lo, past_hi, Entry, Source, TableIter};

@@ -143,9 +143,9 @@ pub fn prefix_cmp(fields: &[KeyField], a: &[Value], v: &[Value]) -> Ordering {
         .unwrap_or(Ordering::Equal)
 }
 
-/// Value semantics: on sort fields that are all descending, `lt`/`gt` etc. mean `<`/`>` on
-/// values, i.e. the mirrored comparison in the table's (descending) order.
-fn mirrored(schema: &TableSchema, c: &SortCondition) -> SortCondition {
+/// Whether a condition compares values (the fields it names are all ascending or all
+/// descending) rather than positions in the table's order (mixed directions).
+fn value_semantics(schema: &TableSchema, c: &SortCondition) -> bool {
     let len = match c {
         SortCondition::Between(lo, hi) => lo.len().max(hi.len()),
         SortCondition::Eq(v)
@@ -155,35 +155,52 @@ fn mirrored(schema: &TableSchema, c: &SortCondition) -> SortCondition {
         | SortCondition::Ge(v)
         | SortCondition::BeginsWith(v) => v.len(),
     };
-    let n = len.min(schema.sort.len());
-    if n == 0 || schema.sort[..n].iter().any(|f| f.order != Direction::Desc) {
-        return c.clone();
+    let named = &schema.sort[..len.min(schema.sort.len())];
+    named.iter().all(|f| f.order == Direction::Asc)
+        || named.iter().all(|f| f.order == Direction::Desc)
+}
+
+/// SQL's row comparison: the first field that differs decides; a NULL met before that (in the
+/// item or in the condition) makes the comparison unknown (`None`), which never matches.
+/// Fields compare by value, or in the table's order when `by_value` is false.
+fn sql_cmp(fields: &[KeyField], a: &[Value], v: &[Value], by_value: bool) -> Option<Ordering> {
+    for (f, (x, y)) in fields.iter().zip(a.iter().zip(v)) {
+        if x.is_null() || y.is_null() {
+            return None;
+        }
+        let o = if by_value {
+            x.cmp(y)
+        } else {
+            field_cmp(f, x, y)
+        };
+        if o != Ordering::Equal {
+            return Some(o);
+        }
     }
-    match c {
-        SortCondition::Lt(v) => SortCondition::Gt(v.clone()),
-        SortCondition::Le(v) => SortCondition::Ge(v.clone()),
-        SortCondition::Gt(v) => SortCondition::Lt(v.clone()),
-        SortCondition::Ge(v) => SortCondition::Le(v.clone()),
-        SortCondition::Between(lo, hi) => SortCondition::Between(hi.clone(), lo.clone()),
-        other => other.clone(),
-    }
+    Some(Ordering::Equal)
+}
+
+/// `eq` is key identity (`IS NOT DISTINCT FROM`): a NULL value matches a NULL.
+fn same_values(a: &[Value], v: &[Value]) -> bool {
+    a.iter().zip(v).all(|(x, y)| x == y)
 }
 
 pub fn model_matches(schema: &TableSchema, sort: &[Value], c: &SortCondition) -> bool {
     let f = &schema.sort;
-    let c = &mirrored(schema, c);
+    let by_value = value_semantics(schema, c);
+    let cmp = |v: &[Value]| sql_cmp(f, sort, v, by_value);
     match c {
-        SortCondition::Eq(v) => prefix_cmp(f, sort, v).is_eq(),
-        SortCondition::Lt(v) => prefix_cmp(f, sort, v).is_lt(),
-        SortCondition::Le(v) => prefix_cmp(f, sort, v).is_le(),
-        SortCondition::Gt(v) => prefix_cmp(f, sort, v).is_gt(),
-        SortCondition::Ge(v) => prefix_cmp(f, sort, v).is_ge(),
+        SortCondition::Eq(v) => same_values(sort, v),
+        SortCondition::Lt(v) => cmp(v).is_some_and(Ordering::is_lt),
+        SortCondition::Le(v) => cmp(v).is_some_and(Ordering::is_le),
+        SortCondition::Gt(v) => cmp(v).is_some_and(Ordering::is_gt),
+        SortCondition::Ge(v) => cmp(v).is_some_and(Ordering::is_ge),
         SortCondition::Between(lo, hi) => {
-            prefix_cmp(f, sort, lo).is_ge() && prefix_cmp(f, sort, hi).is_le()
+            cmp(lo).is_some_and(Ordering::is_ge) && cmp(hi).is_some_and(Ordering::is_le)
         }
         SortCondition::BeginsWith(v) => {
             let k = v.len() - 1;
-            prefix_cmp(f, sort, &v[..k]).is_eq()
+            same_values(sort, &v[..k])
                 && match (&sort[k], &v[k]) {
                     (Value::Text(a), Value::Text(p)) => a.starts_with(p.as_str()),
                     (Value::Bytes(a), Value::Bytes(p)) => a.starts_with(p),
@@ -269,6 +286,11 @@ pub fn query_all(t: &Table, q: &Query) -> Vec<Item> {
     let mut pages = 0;
     loop {
         let Page { items, last_key } = t.query(&q).unwrap();
+        // The streaming form returns the same items and last key.
+        let mut rows = t.query_rows(&q).unwrap();
+        let streamed: Vec<Item> = rows.by_ref().map(Result::unwrap).collect();
+        assert_eq!(streamed, items);
+        assert_eq!(rows.last_key(), last_key.as_ref());
         if let Some(l) = q.limit {
             assert!(items.len() <= l);
         }

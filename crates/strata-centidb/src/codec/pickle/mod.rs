@@ -254,7 +254,7 @@ fn datetime_state(t: &Time) -> Result<[u8; 10]> {
         .filter(|y| (1..=9999).contains(y))
         .ok_or_else(|| err("datetime year outside 1..=9999"))?;
     let us = t.nanos() / 1000;
-    if t.nanos() % 1000 != 0 {
+    if !t.nanos().is_multiple_of(1000) {
         return Err(err("datetime has a sub-microsecond part"));
     }
     let [y1, y0] = y.to_be_bytes();

@@ -155,7 +155,7 @@ impl<'a> Reader<'a> {
 
     /// A dict key in Python terms: equal keys replace each other's values.
     fn set_items(&mut self, dict: usize, pairs: &[usize]) -> Result<()> {
-        if pairs.len() % 2 != 0 {
+        if !pairs.len().is_multiple_of(2) {
             return self.fail("SETITEMS with an odd number of items");
         }
         for kv in pairs.chunks(2) {

@@ -10,7 +10,7 @@
 //! code reverses its order. The same design as SQLite4's and CockroachDB's decimal keys, with
 //! a decimal (not centesimal) exponent so that no digit pair straddles the decimal point.
 
-use super::native::{encode_int, Reader, TAG_DECIMAL};
+use super::{encode_int, Reader, TAG_DECIMAL};
 use crate::decimal::{digit_count, Decimal};
 use crate::error::DecodeError;
 

@@ -1,0 +1,182 @@
+//! Read-path profiling harness for the Strata LSM (not a peer comparison): builds a database
+//! like `lsm`'s main one (N sequential puts, then N random overwrites, 16-byte keys, 100-byte
+//! values), then runs one read workload in a function of its own, so that
+//! `valgrind --tool=callgrind --toggle-collect='*prof_*'` counts only that workload's
+//! instructions (perf counters are not available on every machine).
+//!
+//! ```text
+//! lsm_prof --dir D --n N [--stripes S] [--settle] --ops K \
+//!          --phase readrandom|seekrandom|rangeseek|readseq|cursorseq
+//! ```
+//! The database in `D` is built on first use and reused (delete `D` to rebuild).
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use strata_lsm::{
+    Cursor, Direction, Engine, KeyRange, LsmEngine, LsmOptions, SyncMode, WriteBatch,
+};
+
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+}
+
+fn key(i: u64) -> Vec<u8> {
+    format!("{i:016}").into_bytes()
+}
+
+fn build(e: &LsmEngine, n: u64) {
+    let mut rng = Rng(0x5eed_1234_abcd_ef01);
+    let value = |rng: &mut Rng| {
+        let mut v = Vec::with_capacity(104);
+        while v.len() < 100 {
+            v.extend_from_slice(&rng.next().to_le_bytes());
+        }
+        v.truncate(100);
+        v
+    };
+    for random in [false, true] {
+        let mut b = WriteBatch::new();
+        for i in 0..n {
+            let k = if random { key(rng.next() % n) } else { key(i) };
+            b.put(k, value(&mut rng));
+            if b.ops.len() == 1000 {
+                e.write(std::mem::take(&mut b)).expect("write");
+            }
+        }
+        e.write(b).expect("write");
+    }
+}
+
+#[inline(never)]
+fn prof_readrandom(e: &LsmEngine, n: u64, ops: u64) -> u64 {
+    let mut rng = Rng(42);
+    let mut found = 0;
+    for _ in 0..ops {
+        if e.get(&key(rng.next() % n)).expect("get").is_some() {
+            found += 1;
+        }
+    }
+    found
+}
+
+/// Seeks through the cursor API, then 10 steps (borrowed pairs).
+#[inline(never)]
+fn prof_seekrandom(e: &LsmEngine, n: u64, ops: u64) -> u64 {
+    let mut rng = Rng(43);
+    let mut seen = 0;
+    for _ in 0..ops {
+        let r = KeyRange {
+            start: std::ops::Bound::Included(key(rng.next() % n)),
+            end: std::ops::Bound::Unbounded,
+        };
+        let mut c = e.cursor(r, Direction::Forward).expect("cursor");
+        for _ in 0..10 {
+            if !c.valid() {
+                break;
+            }
+            seen += c.value().len() as u64;
+            c.next().expect("next");
+        }
+    }
+    seen
+}
+
+/// Seeks as `range(k..).take(10)` (owned pairs; the API older builds have).
+#[inline(never)]
+fn prof_rangeseek(e: &LsmEngine, n: u64, ops: u64) -> u64 {
+    let mut rng = Rng(43);
+    let mut seen = 0;
+    for _ in 0..ops {
+        let r = KeyRange {
+            start: std::ops::Bound::Included(key(rng.next() % n)),
+            end: std::ops::Bound::Unbounded,
+        };
+        seen += e
+            .range(r, Direction::Forward)
+            .expect("range")
+            .take(10)
+            .map(|p| p.expect("pair").1.len() as u64)
+            .sum::<u64>();
+    }
+    seen
+}
+
+/// A full scan as owned pairs.
+#[inline(never)]
+fn prof_readseq(e: &LsmEngine) -> u64 {
+    e.range(KeyRange::all(), Direction::Forward)
+        .expect("range")
+        .map(|p| p.expect("pair").1.len() as u64)
+        .sum()
+}
+
+/// A full scan through a cursor (borrowed pairs).
+#[inline(never)]
+fn prof_cursorseq(e: &LsmEngine) -> u64 {
+    let mut c = e
+        .cursor(KeyRange::all(), Direction::Forward)
+        .expect("cursor");
+    let mut seen = 0;
+    while c.valid() {
+        seen += c.value().len() as u64;
+        c.next().expect("next");
+    }
+    seen
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let arg = |name: &str| {
+        args.iter()
+            .position(|a| a == name)
+            .and_then(|i| args.get(i + 1))
+            .cloned()
+    };
+    let dir = PathBuf::from(arg("--dir").expect("--dir D"));
+    let n: u64 = arg("--n").map_or(100_000, |s| s.parse().expect("--n"));
+    let stripes: u32 = arg("--stripes").map_or(256, |s| s.parse().expect("--stripes"));
+    let ops: u64 = arg("--ops").map_or(n, |s| s.parse().expect("--ops"));
+    let phase = arg("--phase").unwrap_or_else(|| "readrandom".into());
+    let fresh = !dir.exists();
+    let opts = LsmOptions {
+        stripes,
+        sync: SyncMode::None,
+        block_cache_bytes: 256 << 20,
+        ..LsmOptions::default()
+    };
+    let e = LsmEngine::open(&dir, opts).expect("open");
+    if fresh {
+        let t = Instant::now();
+        build(&e, n);
+        if args.iter().any(|a| a == "--settle") {
+            e.flush().expect("flush");
+            e.wait_for_compactions().expect("settle");
+        }
+        eprintln!("built {n} in {:?}", t.elapsed());
+    }
+    // Warm the block cache (outside the measured function): read everything once.
+    let warm = e
+        .range(KeyRange::all(), Direction::Forward)
+        .expect("range")
+        .count();
+    eprintln!("warmed {warm} pairs");
+    let t = Instant::now();
+    let r = match phase.as_str() {
+        "readrandom" => prof_readrandom(&e, n, ops),
+        "seekrandom" => prof_seekrandom(&e, n, ops),
+        "rangeseek" => prof_rangeseek(&e, n, ops),
+        "readseq" => prof_readseq(&e),
+        "cursorseq" => prof_cursorseq(&e),
+        other => panic!("unknown phase {other}"),
+    };
+    let secs = t.elapsed().as_secs_f64();
+    println!("{phase} ops={ops} result={r} secs={secs:.3}");
+    e.close().expect("close");
+}

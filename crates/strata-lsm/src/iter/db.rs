@@ -1,0 +1,246 @@
+//! [`DbIter`]: the database iterator — an [`InternalIter`] (usually a merge) seen through a key
+//! range in one direction, tombstones hidden. It is the engine's [`Cursor`].
+
+use std::ops::Bound;
+
+use super::InternalIter;
+use crate::engine::{Cursor, Direction, KeyRange};
+use crate::error::Result;
+
+/// True when `key` is beyond the upper bound `hi`.
+pub fn past_hi(key: &[u8], hi: &Bound<Vec<u8>>) -> bool {
+    match hi {
+        Bound::Included(h) => key > h.as_slice(),
+        Bound::Excluded(h) => key >= h.as_slice(),
+        Bound::Unbounded => false,
+    }
+}
+
+/// True when `key` is below the lower bound `lo`.
+pub fn before_lo(key: &[u8], lo: &Bound<Vec<u8>>) -> bool {
+    match lo {
+        Bound::Included(l) => key < l.as_slice(),
+        Bound::Excluded(l) => key <= l.as_slice(),
+        Bound::Unbounded => false,
+    }
+}
+
+/// A range of an internal iterator, in one direction, without tombstones (unless asked).
+pub struct DbIter<I = Box<dyn InternalIter>> {
+    inner: I,
+    lo: Bound<Vec<u8>>,
+    hi: Bound<Vec<u8>>,
+    dir: Direction,
+    valid: bool,
+    keep_tombstones: bool,
+}
+
+impl<I: InternalIter> DbIter<I> {
+    /// An unpositioned iterator over `range` of `inner` (call [`Cursor::rewind`] or
+    /// [`Cursor::seek`] to position it).
+    pub fn new(inner: I, range: KeyRange, dir: Direction) -> DbIter<I> {
+        DbIter {
+            inner,
+            lo: range.start,
+            hi: range.end,
+            dir,
+            valid: false,
+            keep_tombstones: false,
+        }
+    }
+
+    /// Also stop at tombstones (compaction into a non-bottom level keeps them).
+    pub fn keep_tombstones(mut self) -> DbIter<I> {
+        self.keep_tombstones = true;
+        self
+    }
+
+    /// The current value, `None` for a tombstone (only seen with `keep_tombstones`).
+    pub fn entry_value(&self) -> Option<&[u8]> {
+        if self.valid {
+            self.inner.value()
+        } else {
+            None
+        }
+    }
+
+    /// The iterator underneath.
+    pub fn inner(&self) -> &I {
+        &self.inner
+    }
+
+    /// The iterator underneath, the range and the direction.
+    pub fn into_parts(self) -> (I, KeyRange, Direction) {
+        let range = KeyRange {
+            start: self.lo,
+            end: self.hi,
+        };
+        (self.inner, range, self.dir)
+    }
+
+    fn step(&mut self) -> Result<()> {
+        match self.dir {
+            Direction::Forward => self.inner.next(),
+            Direction::Reverse => self.inner.prev(),
+        }
+    }
+
+    /// From the inner position: the first live entry inside the range, in the direction.
+    fn settle(&mut self) -> Result<()> {
+        loop {
+            if !self.inner.valid() {
+                self.valid = false;
+                return Ok(());
+            }
+            let k = self.inner.key();
+            let out = match self.dir {
+                Direction::Forward => past_hi(k, &self.hi),
+                Direction::Reverse => before_lo(k, &self.lo),
+            };
+            if out {
+                self.valid = false;
+                return Ok(());
+            }
+            if self.keep_tombstones || self.inner.value().is_some() {
+                self.valid = true;
+                return Ok(());
+            }
+            self.step()?;
+        }
+    }
+
+    fn guarded(&mut self, f: impl FnOnce(&mut Self) -> Result<()>) -> Result<()> {
+        self.valid = false;
+        let r = f(self).and_then(|()| self.settle());
+        if r.is_err() {
+            self.valid = false;
+        }
+        r
+    }
+
+    /// Forward: positions the inner iterator at the first key `>= key` that is also inside
+    /// the lower bound.
+    fn seek_forward(&mut self, key: Option<&[u8]>) -> Result<()> {
+        let (target, skip_eq) = match (&self.lo, key) {
+            (Bound::Included(l), k) if k.is_none_or(|k| k < l.as_slice()) => {
+                (Some(l.clone()), false)
+            }
+            (Bound::Excluded(l), k) if k.is_none_or(|k| k <= l.as_slice()) => {
+                (Some(l.clone()), true)
+            }
+            (_, k) => (k.map(<[u8]>::to_vec), false),
+        };
+        match &target {
+            Some(t) => {
+                self.inner.seek(t)?;
+                if skip_eq && self.inner.valid() && self.inner.key() == t.as_slice() {
+                    self.inner.next()?;
+                }
+            }
+            None => self.inner.seek_to_first()?,
+        }
+        Ok(())
+    }
+
+    /// Reverse: positions the inner iterator at the last key `<= key` that is also inside
+    /// the upper bound.
+    fn seek_reverse(&mut self, key: Option<&[u8]>) -> Result<()> {
+        let (target, skip_eq) = match (&self.hi, key) {
+            (Bound::Included(h), k) if k.is_none_or(|k| k > h.as_slice()) => {
+                (Some(h.clone()), false)
+            }
+            (Bound::Excluded(h), k) if k.is_none_or(|k| k >= h.as_slice()) => {
+                (Some(h.clone()), true)
+            }
+            (_, k) => (k.map(<[u8]>::to_vec), false),
+        };
+        match &target {
+            Some(t) => {
+                self.inner.seek_for_prev(t)?;
+                if skip_eq && self.inner.valid() && self.inner.key() == t.as_slice() {
+                    self.inner.prev()?;
+                }
+            }
+            None => self.inner.seek_to_last()?,
+        }
+        Ok(())
+    }
+}
+
+impl<I: InternalIter> Cursor for DbIter<I> {
+    fn valid(&self) -> bool {
+        self.valid
+    }
+
+    fn key(&self) -> &[u8] {
+        if self.valid {
+            self.inner.key()
+        } else {
+            &[]
+        }
+    }
+
+    fn value(&self) -> &[u8] {
+        self.entry_value().unwrap_or_default()
+    }
+
+    fn next(&mut self) -> Result<()> {
+        if !self.valid {
+            return Ok(());
+        }
+        self.guarded(|s| s.step())
+    }
+
+    fn seek(&mut self, key: &[u8]) -> Result<()> {
+        self.guarded(|s| match s.dir {
+            Direction::Forward => s.seek_forward(Some(key)),
+            Direction::Reverse => s.seek_reverse(Some(key)),
+        })
+    }
+
+    fn rewind(&mut self) -> Result<()> {
+        self.guarded(|s| match s.dir {
+            Direction::Forward => s.seek_forward(None),
+            Direction::Reverse => s.seek_reverse(None),
+        })
+    }
+
+    fn direction(&self) -> Direction {
+        self.dir
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::iter::testing::{check_cursor, cursor_ops, range, Model};
+    use crate::iter::MergingIter;
+    use crate::memtable::Memtable;
+    use proptest::prelude::*;
+    use std::sync::Arc;
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+
+        /// Two memtables (the newer hides the older; tombstones hide what is below them)
+        /// through a range, both directions, random seeks.
+        #[test]
+        fn db_iter_matches_model(old in crate::iter::testing::model(), new in crate::iter::testing::model(),
+                                 r in range(), rev in any::<bool>(), ops in cursor_ops()) {
+            let (m_old, m_new) = (Arc::new(Memtable::new()), Arc::new(Memtable::new()));
+            for (m, src) in [(&m_old, &old), (&m_new, &new)] {
+                for (k, v) in src {
+                    m.insert_refs(1, std::iter::once((k.as_slice(), v.as_deref())));
+                }
+            }
+            let mut all: Model = old.clone();
+            all.extend(new.clone());
+            let live = all.into_iter().filter_map(|(k, v)| v.map(|v| (k, v))).collect();
+            let dir = if rev { Direction::Reverse } else { Direction::Forward };
+            let merge = MergingIter::new(vec![Box::new(m_new.iter(1)), Box::new(m_old.iter(1))]);
+            let mut it = DbIter::new(merge, r.clone(), dir);
+            it.rewind().unwrap();
+            check_cursor(&mut it, &live, &r, dir, &ops)?;
+        }
+    }
+}
