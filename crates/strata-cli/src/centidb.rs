@@ -17,6 +17,7 @@ use strata_centidb::{typed, Doc, FnSpec};
 use strata_lsm::{Direction, Engine, KeyRange, LsmEngine, LsmOptions, Partitioner, SyncMode};
 
 use crate::lines::{utf8, LineError, Lines};
+use crate::store::Store;
 use crate::CliError;
 
 /// Stripes of a database that `strata centidb` creates.
@@ -423,8 +424,17 @@ fn range_op(op: &mut Json, r: &RangeArgs) -> Result<(), CliError> {
 }
 
 /// Runs `strata centidb`.
-pub fn run(a: CentidbArgs, db: Option<PathBuf>) -> Result<u8, CliError> {
-    let dir = db.ok_or_else(|| CliError::input("strata centidb needs --db DIR"))?;
+pub fn run(a: CentidbArgs, store: Option<Store>) -> Result<u8, CliError> {
+    let dir = match store {
+        Some(Store::Dir(d)) => d,
+        Some(Store::Etcd(_)) => {
+            return Err(CliError::input(
+                "strata centidb works on a database directory (--db DIR), not on --engine: \
+                 it keeps key and index functions in DIR/centidb-catalog.json",
+            ))
+        }
+        None => return Err(CliError::input("strata centidb needs --db DIR")),
+    };
     let typed_out = a.typed;
     match &a.command {
         CentidbCommand::Apply => apply(&a, &dir),

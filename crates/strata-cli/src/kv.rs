@@ -2,15 +2,14 @@
 
 use std::io::{IsTerminal, Write};
 use std::ops::Bound;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use clap::{Args, Subcommand, ValueEnum};
-use strata_lsm::{
-    Direction, Engine, KeyRange, LsmEngine, LsmOptions, Partitioner, SyncMode, WriteBatch,
-};
+use strata_lsm::{Direction, KeyRange, LsmEngine, LsmOptions, Partitioner, SyncMode, WriteBatch};
 
 use crate::lines::{utf8, LineError, Lines};
 use crate::record::parse_record;
+use crate::store::{Opened, Store};
 use crate::CliError;
 
 /// Arguments of `strata kv`.
@@ -128,26 +127,55 @@ fn options(sync: SyncMode, partitioner: &Option<Partitioner>) -> LsmOptions {
     }
 }
 
-/// Opens the database for writing (creating it if needed); fails at once (exit code 3) when
-/// another process has it open.
+/// Opens the database for writing (creating a directory if needed); a directory fails at once
+/// (exit code 3) when another process has it open. An etcd cluster has no lock: any number of
+/// processes share it, each write one etcd transaction.
 fn open(
-    dir: &Path,
+    store: &Store,
     sync: SyncMode,
     partitioner: &Option<Partitioner>,
-) -> Result<LsmEngine, CliError> {
-    LsmEngine::open(dir, options(sync, partitioner)).map_err(engine_err)
+) -> Result<Opened, CliError> {
+    match store {
+        Store::Dir(dir) => LsmEngine::open(dir, options(sync, partitioner))
+            .map(Opened::Local)
+            .map_err(engine_err),
+        Store::Etcd(url) => {
+            no_partitioner(partitioner)?;
+            crate::store::open_etcd(url).map(Opened::Etcd)
+        }
+    }
 }
 
-/// Opens an existing database for reading: writes nothing, shares the directory with other
-/// readers, fails at once (exit code 3) while a writer has it open.
-fn open_read_only(dir: &Path, partitioner: &Option<Partitioner>) -> Result<LsmEngine, CliError> {
+/// `--partitioner` shapes the stripes of a directory; an etcd namespace has none.
+fn no_partitioner(partitioner: &Option<Partitioner>) -> Result<(), CliError> {
+    match partitioner {
+        Some(_) => Err(CliError::input(
+            "--partitioner applies to database directories; an etcd namespace has no stripes",
+        )),
+        None => Ok(()),
+    }
+}
+
+/// Opens an existing database for reading: a directory is opened read-only (writes nothing,
+/// shared with other readers, fails at once with exit code 3 while a writer has it open); an
+/// etcd cluster is simply connected to (reads there never wait for or block writers).
+fn open_read_only(store: &Store, partitioner: &Option<Partitioner>) -> Result<Opened, CliError> {
+    let dir = match store {
+        Store::Dir(dir) => dir,
+        Store::Etcd(url) => {
+            no_partitioner(partitioner)?;
+            return crate::store::open_etcd(url).map(Opened::Etcd);
+        }
+    };
     if !dir.join("CURRENT").exists() {
         return Err(CliError::failure(format!(
             "no database at {}",
             dir.display()
         )));
     }
-    LsmEngine::open_read_only(dir, options(SyncMode::Always, partitioner)).map_err(engine_err)
+    LsmEngine::open_read_only(dir, options(SyncMode::Always, partitioner))
+        .map(Opened::Local)
+        .map_err(engine_err)
 }
 
 fn stdout_err(e: std::io::Error) -> CliError {
@@ -155,14 +183,15 @@ fn stdout_err(e: std::io::Error) -> CliError {
 }
 
 /// Runs `strata kv`.
-pub fn run(args: KvArgs, db: Option<PathBuf>) -> Result<u8, CliError> {
-    let dir = db.ok_or_else(|| CliError::input("strata kv needs --db DIR"))?;
+pub fn run(args: KvArgs, store: Option<Store>) -> Result<u8, CliError> {
+    let store =
+        store.ok_or_else(|| CliError::input("strata kv needs --db DIR (or --engine URL)"))?;
     let hex = args.hex;
     let part = args.partitioner;
     match args.command {
         KvCommand::Put { key, value } => {
             let (k, v) = (decode(&key, hex, "key")?, decode(&value, hex, "value")?);
-            let e = open(&dir, SyncMode::Always, &part)?;
+            let e = open(&store, SyncMode::Always, &part)?;
             let mut b = WriteBatch::new();
             b.put(k, v);
             e.write(b).map_err(engine_err)?;
@@ -171,7 +200,7 @@ pub fn run(args: KvArgs, db: Option<PathBuf>) -> Result<u8, CliError> {
         }
         KvCommand::Del { key } => {
             let k = decode(&key, hex, "key")?;
-            let e = open(&dir, SyncMode::Always, &part)?;
+            let e = open(&store, SyncMode::Always, &part)?;
             let mut b = WriteBatch::new();
             b.delete(k);
             e.write(b).map_err(engine_err)?;
@@ -180,7 +209,7 @@ pub fn run(args: KvArgs, db: Option<PathBuf>) -> Result<u8, CliError> {
         }
         KvCommand::Get { key } => {
             let k = decode(&key, hex, "key")?;
-            let e = open_read_only(&dir, &part)?;
+            let e = open_read_only(&store, &part)?;
             let v = e.get(&k).map_err(engine_err)?;
             e.close().map_err(engine_err)?;
             match v {
@@ -224,7 +253,7 @@ pub fn run(args: KvArgs, db: Option<PathBuf>) -> Result<u8, CliError> {
                     range.end = Bound::Excluded(x);
                 }
             }
-            let e = open_read_only(&dir, &part)?;
+            let e = open_read_only(&store, &part)?;
             let dir = if reverse {
                 Direction::Reverse
             } else {
@@ -242,12 +271,28 @@ pub fn run(args: KvArgs, db: Option<PathBuf>) -> Result<u8, CliError> {
             out.flush().map_err(stdout_err)?;
             Ok(0)
         }
-        KvCommand::Load { sync, ack } => load(&dir, hex, sync, ack, &part),
-        KvCommand::Check => check(&dir),
-        KvCommand::Repair => repair(&dir, &part),
+        KvCommand::Load { sync, ack } => load(&store, hex, sync, ack, &part),
+        KvCommand::Check => check(store.dir("kv check")?),
+        KvCommand::Repair => repair(store.dir("kv repair")?, &part),
         KvCommand::Stats => {
-            let e = open_read_only(&dir, &part)?;
-            let s = e.stats().map_err(engine_err)?;
+            let e = open_read_only(&store, &part)?;
+            if let Opened::Etcd(etcd) = &e {
+                let s = etcd.status().map_err(engine_err)?;
+                let j = serde_json::json!({
+                    "engine": "etcd",
+                    "endpoints": etcd.options().endpoints,
+                    "prefix": etcd.options().prefix,
+                    "version": s.version,
+                    "revision": s.revision,
+                    "leader": format!("{:x}", s.leader),
+                    "member": format!("{:x}", s.member),
+                    "raft_term": s.raft_term,
+                    "db_size": s.db_size,
+                });
+                println!("{j}");
+                return Ok(0);
+            }
+            let s = e.local("kv stats")?.stats().map_err(engine_err)?;
             e.close().map_err(engine_err)?;
             let j = serde_json::json!({
                 "stripes": s.stripes,
@@ -340,7 +385,7 @@ fn repair(dir: &Path, partitioner: &Option<Partitioner>) -> Result<u8, CliError>
 const LOAD_BATCH: usize = 1000;
 
 fn load(
-    dir: &Path,
+    store: &Store,
     hex: bool,
     sync: SyncArg,
     ack: bool,
@@ -350,7 +395,7 @@ fn load(
         SyncArg::Always => SyncMode::Always,
         SyncArg::None => SyncMode::None,
     };
-    let e = open(dir, mode, partitioner)?;
+    let e = open(store, mode, partitioner)?;
     let bar = if std::io::stderr().is_terminal() {
         let b = indicatif::ProgressBar::new_spinner();
         b.set_style(
@@ -365,12 +410,18 @@ fn load(
     let mut out = std::io::stdout().lock();
     let mut batch = WriteBatch::new();
     let mut done: u64 = 0;
+    // Batches also fit the engine's limits (etcd: 128 ops, 1.5 MiB by default).
+    let limits = e.batch_limits();
     let mut commit = |batch: &mut WriteBatch, done: &mut u64| -> Result<(), CliError> {
         if batch.ops.is_empty() {
             return Ok(());
         }
         let n = batch.ops.len() as u64;
-        e.write(std::mem::take(batch)).map_err(engine_err)?;
+        e.write(std::mem::take(batch)).map_err(|err| {
+            let mut c = engine_err(err);
+            c.message = format!("records {}..{}: {}", *done + 1, *done + n, c.message);
+            c
+        })?;
         *done += n;
         if ack {
             writeln!(out, "acked {done}").map_err(stdout_err)?;
@@ -400,6 +451,10 @@ fn load(
         };
         match rec {
             Ok(Some((k, v))) => {
+                let more = batch.payload_bytes() + k.len() + v.len();
+                if !limits.admits(batch.ops.len() + 1, more) {
+                    commit(&mut batch, &mut done)?;
+                }
                 batch.put(k, v);
             }
             Ok(None) => {}

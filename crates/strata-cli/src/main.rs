@@ -12,6 +12,7 @@ mod hyperdb;
 mod key;
 mod kv;
 mod serve;
+mod store;
 mod table;
 
 use strata_cli::{lines, record};
@@ -25,6 +26,10 @@ struct Cli {
     /// Database directory (for `kv`, `table` and `centidb`).
     #[arg(long, global = true)]
     db: Option<PathBuf>,
+    /// The database on an etcd cluster instead of a directory (for `kv`, `table`, `serve`):
+    /// `etcd://HOST:PORT[,HOST:PORT…]/PREFIX[?timeout=SECONDS&reads=serializable]`.
+    #[arg(long, global = true)]
+    engine: Option<String>,
     #[command(subcommand)]
     command: Command,
 }
@@ -80,14 +85,14 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let result = match cli.command {
+    let result = store::from_args(cli.db, cli.engine).and_then(|store| match cli.command {
         Command::Key(a) => key::run(a),
-        Command::Kv(a) => kv::run(a, cli.db),
-        Command::Table(a) => table::run(a, cli.db),
+        Command::Kv(a) => kv::run(a, store),
+        Command::Table(a) => table::run(a, store),
         Command::Hyperdb(a) => hyperdb::run(a),
-        Command::Centidb(a) => centidb::run(a, cli.db),
-        Command::Serve(a) => serve::run(a, cli.db),
-    };
+        Command::Centidb(a) => centidb::run(a, store),
+        Command::Serve(a) => serve::run(a, store),
+    });
     match result {
         Ok(code) => ExitCode::from(code),
         Err(e) => {

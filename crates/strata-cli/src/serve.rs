@@ -10,6 +10,7 @@ use strata::{Db, DbOptions};
 use strata_dynamo::Dynamo;
 use strata_server::{Credentials, Server, ServerConfig};
 
+use crate::store::Store;
 use crate::CliError;
 
 /// The data directory used when neither `--db` nor `--memory` is given.
@@ -81,7 +82,14 @@ fn credentials(a: &ServeArgs) -> Result<Option<Credentials>, CliError> {
     }))
 }
 
-fn open_db(a: &ServeArgs, dir: Option<&Path>) -> Result<(Db, String), CliError> {
+fn open_db(a: &ServeArgs, store: Option<&Store>) -> Result<(Db, String), CliError> {
+    let dir = match store {
+        Some(Store::Etcd(url)) if !a.memory => {
+            return Ok((crate::store::open_remote_db(url)?, "on etcd".into()))
+        }
+        Some(Store::Dir(d)) => Some(d.as_path()),
+        _ => None,
+    };
     if a.memory {
         let db = Db::memory().map_err(|e| CliError::failure(e.to_string()))?;
         return Ok((db, "in memory".into()));
@@ -104,7 +112,7 @@ fn open_db(a: &ServeArgs, dir: Option<&Path>) -> Result<(Db, String), CliError> 
 
 /// Runs `strata serve` until SIGINT/SIGTERM; then finishes in-flight requests and closes the
 /// database.
-pub fn run(a: ServeArgs, db: Option<PathBuf>) -> Result<u8, CliError> {
+pub fn run(a: ServeArgs, store: Option<Store>) -> Result<u8, CliError> {
     let config = ServerConfig {
         max_body_bytes: a.max_body_bytes,
         credentials: credentials(&a)?,
@@ -117,7 +125,7 @@ pub fn run(a: ServeArgs, db: Option<PathBuf>) -> Result<u8, CliError> {
         .thread_name("strata-serve")
         .build()
         .map_err(|e| CliError::failure(format!("cannot start the runtime: {e}")))?;
-    let (db, where_) = open_db(&a, db.as_deref())?;
+    let (db, where_) = open_db(&a, store.as_ref())?;
     let dynamo = Dynamo::new(db);
     let auth = if config.credentials.is_some() {
         "SigV4 signatures verified"

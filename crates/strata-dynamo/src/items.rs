@@ -170,7 +170,7 @@ fn depth(a: &strata::Attr) -> usize {
     }
 }
 
-pub(crate) fn check_item_depth(item: &Item) -> Result<(), ApiError> {
+pub fn check_item_depth(item: &Item) -> Result<(), ApiError> {
     if 1 + item.values().map(depth).max().unwrap_or(0) > MAX_DEPTH {
         return Err(ApiError::validation(format!(
             "Nesting Levels have exceeded supported limits: an item cannot be nested more than \
@@ -181,7 +181,7 @@ pub(crate) fn check_item_depth(item: &Item) -> Result<(), ApiError> {
 }
 
 /// The error of a failed condition, with the item when asked for.
-pub(crate) fn condition_failed(old: Option<&Item>, with_item: bool) -> ApiError {
+pub fn condition_failed(old: Option<&Item>, with_item: bool) -> ApiError {
     let mut e = ApiError::condition_failed();
     if with_item {
         e.item = old.and_then(|i| serde_json::to_value(from_item(i.clone())).ok());
@@ -190,7 +190,7 @@ pub(crate) fn condition_failed(old: Option<&Item>, with_item: bool) -> ApiError 
 }
 
 /// What a read-modify-write decided.
-pub(crate) enum Change {
+pub enum Change {
     /// Store this item.
     Put(Item),
     /// Delete the item.
@@ -210,42 +210,53 @@ pub(crate) fn request_item(m: Option<AttributeMap>, what: &str) -> Result<Item, 
     convert::to_item(m)
 }
 
+/// Runs an optimistic read-modify-write of the item with `key` of `table` (see the module
+/// docs): `f` sees the stored item and decides what to write; a concurrent change makes it run
+/// again.
+pub fn rmw<T>(
+    db: &strata::Db,
+    table: &Table,
+    key: &Key,
+    mut f: impl FnMut(Option<&Item>) -> Result<(Change, T), ApiError>,
+) -> Result<T, ApiError> {
+    for attempt in 0..MAX_ATTEMPTS {
+        let (old, version) = table.get_versioned(key)?;
+        let (change, out) = f(old.as_ref())?;
+        let mut b = Batch::new();
+        match change {
+            Change::Nothing => return Ok(out),
+            Change::Put(item) => {
+                b.require_unchanged(table, &version, "item unchanged since read");
+                b.put(table, &item)?;
+            }
+            Change::Delete => {
+                if version.is_absent() {
+                    return Ok(out);
+                }
+                b.require_unchanged(table, &version, "item unchanged since read");
+                b.delete(table, key)?;
+            }
+        }
+        match db.write(b) {
+            Ok(()) => return Ok(out),
+            Err(strata::Error::ConditionFailed { .. }) => backoff(attempt),
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Err(ApiError::new(
+        ErrorKind::TransactionConflict,
+        "The item kept changing concurrently; the request was not applied",
+    ))
+}
+
 impl Dynamo {
-    /// Runs an optimistic read-modify-write of the item with `key` (see the module docs).
     pub(crate) fn rmw<T>(
         &self,
         table: &Table,
         key: &Key,
-        mut f: impl FnMut(Option<&Item>) -> Result<(Change, T), ApiError>,
+        f: impl FnMut(Option<&Item>) -> Result<(Change, T), ApiError>,
     ) -> Result<T, ApiError> {
-        for attempt in 0..MAX_ATTEMPTS {
-            let (old, version) = table.get_versioned(key)?;
-            let (change, out) = f(old.as_ref())?;
-            let mut b = Batch::new();
-            match change {
-                Change::Nothing => return Ok(out),
-                Change::Put(item) => {
-                    b.require_unchanged(table, &version, "item unchanged since read");
-                    b.put(table, &item)?;
-                }
-                Change::Delete => {
-                    if version.is_absent() {
-                        return Ok(out);
-                    }
-                    b.require_unchanged(table, &version, "item unchanged since read");
-                    b.delete(table, key)?;
-                }
-            }
-            match self.db().write(b) {
-                Ok(()) => return Ok(out),
-                Err(strata::Error::ConditionFailed { .. }) => backoff(attempt),
-                Err(e) => return Err(e.into()),
-            }
-        }
-        Err(ApiError::new(
-            ErrorKind::TransactionConflict,
-            "The item kept changing concurrently; the request was not applied",
-        ))
+        rmw(self.db(), table, key, f)
     }
 
     /// PutItem.
@@ -280,7 +291,8 @@ impl Dynamo {
                     return Err(condition_failed(old, on_fail));
                 }
             }
-            Ok((Change::Put(item.clone()), old.cloned()))
+            let old = (rv == ReturnValues::AllOld).then(|| old.cloned()).flatten();
+            Ok((Change::Put(item.clone()), old))
         })?;
         Ok(WriteItemOutput {
             attributes: match rv {
@@ -429,7 +441,7 @@ impl Dynamo {
             _ => false,
         };
         let key_item = ks.key_item(&key);
-        let (old, new) = self.rmw(&table, &key, |old| {
+        let (attributes, size) = self.rmw(&table, &key, |old| {
             if let Some(c) = &cond {
                 if !holds(c, old) {
                     return Err(condition_failed(old, on_fail));
@@ -445,28 +457,28 @@ impl Dynamo {
                 _ => old.cloned().unwrap_or_else(|| key_item.clone()),
             };
             if old.is_none() && only_removes {
-                return Ok((Change::Nothing, (None, None)));
+                return Ok((Change::Nothing, (None, 0)));
             }
             check_item_size(&new, true)?;
             check_item_depth(&new)?;
-            Ok((Change::Put(new.clone()), (old.cloned(), Some(new))))
+            let size = if cap {
+                item_size(&new).max(old.map_or(0, item_size))
+            } else {
+                0
+            };
+            let nonempty = |m: AttributeMap| (!m.is_empty()).then_some(m);
+            // Only what ReturnValues asks for is copied out.
+            let attributes = match rv {
+                ReturnValues::None => None,
+                ReturnValues::AllOld => old.cloned().map(from_item),
+                ReturnValues::AllNew => Some(from_item(new.clone())),
+                ReturnValues::UpdatedOld => {
+                    old.and_then(|o| nonempty(from_item(project(o, &changed))))
+                }
+                ReturnValues::UpdatedNew => nonempty(from_item(project(&new, &changed))),
+            };
+            Ok((Change::Put(new), (attributes, size)))
         })?;
-        let size = new
-            .as_ref()
-            .map_or(0, item_size)
-            .max(old.as_ref().map_or(0, item_size));
-        let nonempty = |m: AttributeMap| (!m.is_empty()).then_some(m);
-        let attributes = match rv {
-            ReturnValues::None => None,
-            ReturnValues::AllOld => old.map(from_item),
-            ReturnValues::AllNew => new.map(from_item),
-            ReturnValues::UpdatedOld => {
-                old.and_then(|o| nonempty(from_item(project(&o, &changed))))
-            }
-            ReturnValues::UpdatedNew => {
-                new.and_then(|n| nonempty(from_item(project(&n, &changed))))
-            }
-        };
         Ok(WriteItemOutput {
             attributes,
             consumed_capacity: cap.then(|| capacity(table.name(), size, true)),

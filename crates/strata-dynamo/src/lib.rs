@@ -32,6 +32,7 @@
 
 pub mod batch;
 pub mod convert;
+pub mod embedded;
 pub mod error;
 pub mod expr;
 pub mod items;

@@ -464,26 +464,27 @@ fn run_page(
     let mut rows = rows.peekable();
     let mut items = Vec::new();
     let (mut count, mut scanned, mut bytes) = (0u64, 0u64, 0usize);
-    let mut last: Option<Item> = None;
-    let mut stopped = false;
+    let mut last_key = None;
     while let Some(item) = rows.next() {
         let item = item?;
         scanned += 1;
         bytes += item_size(&item);
-        let keep = spec.filter.is_none_or(|c| holds(c, Some(&item)));
-        if keep {
+        let full = spec.limit.is_some_and(|l| scanned as usize >= l) || bytes >= PAGE_BYTES;
+        // The key of the last item read, only needed when the page ends here.
+        let key = full.then(|| ks.key_map(&item));
+        if spec.filter.is_none_or(|c| holds(c, Some(&item))) {
             count += 1;
             if spec.select != Select::Count {
                 items.push(match spec.projection {
                     Some(p) => from_item(project(&item, p)),
-                    None => from_item(item.clone()),
+                    None => from_item(item),
                 });
             }
         }
-        last = Some(item);
-        let full = spec.limit.is_some_and(|l| scanned as usize >= l) || bytes >= PAGE_BYTES;
         if full {
-            stopped = rows.peek().is_some();
+            if rows.peek().is_some() {
+                last_key = key;
+            }
             break;
         }
     }
@@ -491,11 +492,7 @@ fn run_page(
         items: (spec.select != Select::Count).then_some(items),
         count,
         scanned_count: scanned,
-        last_evaluated_key: if stopped {
-            last.map(|i| ks.key_map(&i))
-        } else {
-            None
-        },
+        last_evaluated_key: last_key,
         consumed_capacity: cap.then(|| capacity(table.name(), bytes, false)),
     })
 }

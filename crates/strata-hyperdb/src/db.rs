@@ -6,6 +6,7 @@ use std::sync::mpsc;
 use std::sync::Arc;
 
 use prost::Message;
+use smallvec::SmallVec;
 
 use crate::cache::NodeCache;
 use crate::error::{Error, Result};
@@ -13,9 +14,11 @@ use crate::lock::{lock_dir, lock_path, DirLock, LockMode};
 use crate::messages::{self, Entry};
 use crate::node::{Inflation, Node};
 use crate::path;
+use crate::path::KeyPath;
 use crate::sleep::{crypto, Feed, FeedFiles, KeyPair};
 use crate::snapshot::Snapshot;
-use crate::trie::{Pointer, Trie};
+use crate::trie::Pointer;
+use crate::trie_view::{LevelBuf, TrieWriter};
 
 /// Options of [`Hyperdb::create`].
 #[derive(Clone, Default)]
@@ -65,6 +68,8 @@ pub struct Hyperdb {
     cache: RefCell<NodeCache>,
     /// Nodes of a batch being built (seq >= feed length), readable before they are appended.
     pending: RefCell<Vec<Arc<Node>>>,
+    /// A reusable buffer for blocks being decoded.
+    scratch: RefCell<Vec<u8>>,
     /// Seq of the latest InflatedEntry (0: none yet, the next entry must be one).
     inflate: u64,
     content_feed: Option<[u8; 32]>,
@@ -129,6 +134,7 @@ impl Hyperdb {
             feed,
             cache: Default::default(),
             pending: Default::default(),
+            scratch: Default::default(),
             inflate: 0,
             content_feed,
             watchers: Default::default(),
@@ -206,6 +212,7 @@ impl Hyperdb {
             feed,
             cache: Default::default(),
             pending: Default::default(),
+            scratch: Default::default(),
             inflate: 0,
             content_feed: None,
             watchers: Default::default(),
@@ -301,10 +308,22 @@ impl Hyperdb {
         if let Some(n) = self.cache.borrow().get(seq) {
             return Ok(n);
         }
-        let block = self.feed.get(seq)?;
-        let node = Arc::new(Node::decode(0, seq, &block)?);
+        let node = {
+            let mut block = self.scratch.borrow_mut();
+            self.feed.get_into(seq, &mut block)?;
+            Arc::new(Node::decode(0, seq, &block)?)
+        };
         self.cache.borrow_mut().insert(node.clone());
         Ok(node)
+    }
+
+    /// Starts loading the node a trie pointer names into the CPU cache (see
+    /// [`NodeCache::prefetch`]); nothing happens for nodes that are not cached.
+    #[inline]
+    pub(crate) fn prefetch(&self, p: Pointer) {
+        if let Ok(cache) = self.cache.try_borrow() {
+            cache.prefetch(p.seq);
+        }
     }
 
     /// Follows a trie pointer.
@@ -494,33 +513,42 @@ impl Hyperdb {
         value: Option<&[u8]>,
         delete: bool,
     ) -> Result<(Node, Option<Arc<Node>>)> {
-        let path = path::hash(key, true);
+        let path = KeyPath::of(key);
         let seq = self.feed.len() + self.pending.borrow().len() as u64;
         let head = self.head()?;
-        let mut trie = Trie::new();
+        let mut trie = TrieWriter::default();
+        let mut level = LevelBuf::default();
         let mut last = head.clone();
         if let Some(mut head) = head {
+            let mut levels = head.trie().levels().peekable();
             let mut i = 0;
-            while i < path.len() {
-                let val = path[i];
-                let bucket = head.trie.get(i);
-                let mut deferred: Vec<(u8, Pointer)> = Vec::new();
-                if let Some(b) = bucket {
-                    for (v, ptrs) in b.iter().enumerate() {
-                        let v = v as u8;
+            let last_index = path.len() - 1;
+            while i <= last_index {
+                // Jump over the indexes where the head has no level and agrees with our path:
+                // nothing is copied or pushed there.
+                let differs = head.key_path().mismatch_key(&path, i).min(last_index);
+                while levels.next_if(|l| l.index < i).is_some() {}
+                i = levels.peek().map_or(differs, |l| l.index.min(differs));
+                let Some(val) = path.digit(i) else {
+                    break;
+                };
+                let bucket = levels.next_if(|l| l.index == i);
+                let mut deferred: SmallVec<[(u8, Pointer); 4]> = SmallVec::new();
+                if let Some(b) = &bucket {
+                    for v in 0..=path::TERMINATOR {
                         if v == val && val != path::TERMINATOR {
                             continue;
                         }
-                        for &p in ptrs {
+                        for p in b.bucket(v) {
                             if val == path::TERMINATOR {
                                 deferred.push((v, p));
                             } else {
-                                trie.push(i, v, p);
+                                level.push(v, p);
                             }
                         }
                     }
                 }
-                let head_val = head.path.get(i).copied();
+                let head_val = head.key_path().digit(i);
                 let same = head_val == Some(val) && (val < path::TERMINATOR || head.key == key);
                 if !same {
                     let Some(hv) = head_val else {
@@ -531,8 +559,7 @@ impl Hyperdb {
                             ),
                         });
                     };
-                    trie.push(
-                        i,
+                    level.push(
                         hv,
                         Pointer {
                             feed: 0,
@@ -543,37 +570,25 @@ impl Hyperdb {
                 // The reference checks these pointers asynchronously, so they land after the head.
                 for (v, p) in deferred {
                     if self.resolve(p)?.key != key {
-                        trie.push(i, v, p);
+                        level.push(v, p);
                     }
                 }
+                level.write(i, &mut trie);
+                i += 1;
                 if same {
-                    i += 1;
                     continue;
                 }
-                let Some(&next) = bucket.and_then(|b| b[val as usize].first()) else {
+                let Some(next) = bucket.and_then(|b| b.bucket(val).next()) else {
                     break;
                 };
                 head = self.resolve(next)?;
                 last = Some(head.clone());
-                i += 1;
+                levels = head.trie().levels().peekable();
             }
         }
         let inflate = if self.inflate == 0 { seq } else { self.inflate };
-        let node = Node {
-            key: key.to_string(),
-            value: if delete {
-                None
-            } else {
-                value.map(<[u8]>::to_vec)
-            },
-            deleted: delete,
-            trie,
-            clock: vec![seq + 1],
-            inflate,
-            seq,
-            feed: 0,
-            path,
-        };
+        let value = if delete { None } else { value };
+        let node = Node::build(key, path, value, delete, trie.finish(), seq, inflate);
         Ok((node, last))
     }
 

@@ -6,8 +6,9 @@
 //! child bucket, the single node the trie points to. Keys that share a path come out in
 //! ascending UTF-16 order.
 
-use std::collections::HashSet;
 use std::sync::Arc;
+
+use rustc_hash::FxHashSet;
 
 use crate::error::{Error, Result};
 use crate::node::Node;
@@ -54,8 +55,8 @@ pub struct ListIter<'a> {
     start: usize,
     end: usize,
     opts: ListOptions,
-    seen: HashSet<(u64, usize)>,
-    seen_prefixes: HashSet<Vec<u8>>,
+    seen: FxHashSet<(u64, usize)>,
+    seen_prefixes: FxHashSet<Vec<u8>>,
     /// Frames processed, and the longest path seen: a valid trie needs fewer than
     /// 16 · (blocks + 1) · (longest path + 1) frames, a hostile one is stopped there.
     frames: usize,
@@ -94,8 +95,8 @@ impl<'a> ListIter<'a> {
                 start + SEGMENT_DIGITS
             },
             opts,
-            seen: HashSet::new(),
-            seen_prefixes: HashSet::new(),
+            seen: FxHashSet::default(),
+            seen_prefixes: FxHashSet::default(),
             frames: 0,
             longest_path: 0,
             failed: false,
@@ -144,29 +145,39 @@ impl<'a> ListIter<'a> {
     }
 
     fn single_node(&mut self, node: Arc<Node>, from: usize) -> Result<Option<Vec<Arc<Node>>>> {
-        self.longest_path = self.longest_path.max(node.path.len());
-        let end = self.end.min(node.trie.len());
-        let owner = node.clone();
-        let level = owner.trie.levels().find(|(i, _)| *i >= from && *i < end);
-        if let Some((i, bucket)) = level {
-            let val = node.path.get(i).copied();
+        let path = node.key_path();
+        self.longest_path = self.longest_path.max(path.len());
+        // The key is read when the node is yielded: start loading it now.
+        crate::cache::prefetch(node.key.as_ptr());
+        let level = node.trie().level_from(from).filter(|l| l.index < self.end);
+        if let Some(level) = level {
+            let i = level.index;
+            let val = path.digit(i);
+            let buckets = level.buckets();
+            for (v, b) in buckets.iter().enumerate() {
+                if Some(v as u8) != val {
+                    if let Some(q) = b.clone().next() {
+                        self.snap.db().prefetch(q);
+                    }
+                }
+            }
             for &sv in self.order(i) {
-                let values = &bucket[sv as usize];
+                let mut values = buckets[usize::from(sv)].clone();
                 if Some(sv) == val {
                     if values.is_empty() {
                         self.push_node(node.clone(), i + 1);
                     } else {
-                        self.push_prefix(prefix_path(&node.path, i, sv));
+                        self.push_prefix(path.prefix_with(i, sv));
                     }
                     continue;
                 }
-                match values.len() {
-                    0 => {}
-                    1 => {
-                        let n = self.snap.db().resolve(values[0])?;
+                match (values.next(), values.next()) {
+                    (None, _) => {}
+                    (Some(q), None) => {
+                        let n = self.snap.db().resolve(q)?;
                         self.push_node(n, i + 1);
                     }
-                    _ => self.push_prefix(prefix_path(&node.path, i, sv)),
+                    _ => self.push_prefix(path.prefix_with(i, sv)),
                 }
             }
             return Ok(None);
@@ -181,7 +192,7 @@ impl<'a> ListIter<'a> {
         nodes.sort_by(|a, b| cmp_js(&b.key, &a.key).then(b.feed.cmp(&a.feed)));
         let mut result: Option<Vec<Arc<Node>>> = None;
         for node in nodes {
-            if node.path.len() != i && i != self.end {
+            if node.key_path().len() != i && i != self.end {
                 continue;
             }
             if !node.key.starts_with(&self.prefix) {
@@ -231,7 +242,8 @@ impl<'a> ListIter<'a> {
                     if ptr < self.end {
                         for &sv in self.order(ptr) {
                             let visit = nodes.iter().any(|n| {
-                                !n.trie.pointers(ptr, sv).is_empty() || n.path.get(ptr) == Some(&sv)
+                                !n.trie().pointers(ptr, sv).is_empty()
+                                    || n.key_path().digit(ptr) == Some(sv)
                             });
                             if visit {
                                 self.push_prefix(prefix_path(&p, ptr, sv));

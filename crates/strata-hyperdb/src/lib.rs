@@ -23,7 +23,9 @@ pub mod path;
 pub mod sleep;
 pub mod snapshot;
 pub mod trie;
+pub mod trie_view;
 pub mod varint;
+pub mod wire;
 
 pub use db::{BatchOp, CreateOptions, Hyperdb, PutOptions};
 pub use error::{Error, Result};

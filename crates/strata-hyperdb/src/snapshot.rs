@@ -1,8 +1,10 @@
 //! Reads at one version: get, list, history, key history, diff, version.
 
 use std::cmp::Ordering;
-use std::collections::{HashSet, VecDeque};
+use std::collections::VecDeque;
 use std::sync::Arc;
+
+use rustc_hash::FxHashSet;
 
 use crate::db::Hyperdb;
 use crate::error::{Error, Result};
@@ -103,7 +105,7 @@ impl<'a> Snapshot<'a> {
             registry: Vec::new(),
             queue: VecDeque::new(),
             results: Vec::new(),
-            seen: HashSet::new(),
+            seen: FxHashSet::default(),
             budget: 4 * (self.db.len() as usize + 1) + 64,
         };
         walk.update(vec![head], None, 0)?;
@@ -152,16 +154,16 @@ impl<'a> Snapshot<'a> {
         let matches = |n: &Node| key.is_none_or(|k| n.key == k);
         let mut node = head.clone();
         let mut i = 0;
-        while i < p.len() {
-            if node.path.get(i) == Some(&p[i]) {
-                i += 1;
-                continue;
-            }
-            let ptrs = node.trie.pointers(i, p[i]);
-            match ptrs.len() {
-                0 => return Ok(Some(Vec::new())),
-                1 => {
-                    node = self.db.resolve(ptrs[0])?;
+        loop {
+            i = node.key_path().mismatch(p, i);
+            let Some(&want) = p.get(i) else {
+                break;
+            };
+            let mut ptrs = node.trie().pointers(i, want);
+            match (ptrs.next(), ptrs.next()) {
+                (None, _) => return Ok(Some(Vec::new())),
+                (Some(q), None) => {
+                    node = self.db.resolve(q)?;
                     i += 1;
                 }
                 _ => return Ok(None),
@@ -172,7 +174,7 @@ impl<'a> Snapshot<'a> {
             out.push(node.clone());
         }
         if let Some(top) = p.len().checked_sub(1) {
-            for &q in node.trie.pointers(top, p[top]) {
+            for q in node.trie().pointers(top, p[top]) {
                 let n = self.db.resolve(q)?;
                 if matches(&n) {
                     out.push(n);
@@ -271,8 +273,8 @@ impl<'a> Snapshot<'a> {
                 }
                 continue;
             }
-            let sl = format!("{}@{}", path::to_digits(&ln[0].path), kl);
-            let sr = format!("{}@{}", path::to_digits(&rn[0].path), kr);
+            let sl = format!("{}@{}", path::to_digits(&ln[0].path()), kl);
+            let sr = format!("{}@{}", path::to_digits(&rn[0].path()), kr);
             if cmp_js(&sl, &sr) == Ordering::Less {
                 out.push(DiffItem {
                     left: l.take(),
@@ -313,7 +315,7 @@ struct Walk<'a, 'p> {
     queue: VecDeque<Event>,
     results: Vec<Arc<Node>>,
     /// Worker start states already taken: a hostile trie cannot make the walk exponential.
-    seen: HashSet<(u64, usize)>,
+    seen: FxHashSet<(u64, usize)>,
     /// Workers left to start. A valid single-writer trie forks only on collision chains, so a
     /// walk needing more workers than the feed has blocks (times 4) is hostile: stop it.
     budget: usize,
@@ -338,7 +340,7 @@ impl Walk<'_, '_> {
             }
             match usize::try_from(node.feed)
                 .ok()
-                .and_then(|f| self.workers[o].lock.clock.get(f))
+                .and_then(|f| self.workers[o].lock.clock().get(f))
             {
                 Some(&other) => clock > other,
                 None => true,
@@ -382,32 +384,27 @@ impl Walk<'_, '_> {
     fn move_closer(&mut self, w: usize) -> Result<()> {
         let p = self.p;
         let head = self.workers[w].head.clone();
-        let mut i = self.workers[w].i;
-        while i < p.len() {
-            if head.path.get(i) == Some(&p[i]) {
-                i += 1;
-                continue;
-            }
-            self.workers[w].i = i;
-            let ptrs = head.trie.pointers(i, p[i]);
-            match ptrs.len() {
-                0 => return Ok(()),
-                1 => {
-                    let n = self.db.resolve(ptrs[0])?;
+        let i = head.key_path().mismatch(p, self.workers[w].i);
+        self.workers[w].i = i;
+        if let Some(&want) = p.get(i) {
+            let ptrs = head.trie().pointers(i, want);
+            let mut it = ptrs.clone();
+            match (it.next(), it.next()) {
+                (None, _) => {}
+                (Some(q), None) => {
+                    let n = self.db.resolve(q)?;
                     self.queue.push_back(Event::Move(w, n));
                 }
                 _ => self.queue.push_back(Event::Fork(w, ptrs.to_vec())),
             }
             return Ok(());
         }
-        self.workers[w].i = i;
         self.push(head.clone());
         if let Some(top) = p.len().checked_sub(1) {
-            let ptrs = head.trie.pointers(top, p[top]);
+            let ptrs = head.trie().pointers(top, p[top]);
             if !ptrs.is_empty() {
                 let nodes = ptrs
-                    .iter()
-                    .map(|&q| self.db.resolve(q))
+                    .map(|q| self.db.resolve(q))
                     .collect::<Result<Vec<_>>>()?;
                 self.queue.push_back(Event::PushAll(w, nodes));
             }

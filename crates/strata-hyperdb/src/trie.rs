@@ -6,6 +6,8 @@
 //! for each non-empty bucket `v`, buckets come in ascending `v`, and `more` is 1 on every
 //! pointer of a bucket but its last.
 
+use std::collections::HashSet;
+
 use crate::error::{Error, Result};
 use crate::path::{SEGMENT_DIGITS, TERMINATOR};
 use crate::varint;
@@ -209,12 +211,22 @@ impl Trie {
                 if bits & (1 << v) == 0 {
                     continue;
                 }
+                // Large (hostile) buckets are checked with a set, not in quadratic time.
+                let mut big: HashSet<Pointer> = HashSet::new();
                 loop {
                     let at = pos;
                     let f = rd(&mut pos)?;
                     let seq = rd(&mut pos)?;
                     let ptr = Pointer { feed: f >> 1, seq };
-                    if slot.contains(&ptr) {
+                    let dup = if slot.len() < 16 {
+                        slot.contains(&ptr)
+                    } else {
+                        if big.is_empty() {
+                            big.extend(slot.iter().copied());
+                        }
+                        !big.insert(ptr)
+                    };
+                    if dup {
                         return Err(err(at, "duplicate pointer in one bucket"));
                     }
                     slot.push(ptr);

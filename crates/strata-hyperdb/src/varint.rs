@@ -35,7 +35,19 @@ impl VarintError {
 }
 
 /// Decodes a varint at `*pos`, advancing `*pos` past it.
+#[inline]
 pub fn decode(buf: &[u8], pos: &mut usize) -> Result<u64, VarintError> {
+    match buf.get(*pos) {
+        Some(&b) if b < 0x80 => {
+            *pos += 1;
+            Ok(u64::from(b))
+        }
+        _ => decode_long(buf, pos),
+    }
+}
+
+/// [`decode`] for varints of two bytes or more (and errors).
+fn decode_long(buf: &[u8], pos: &mut usize) -> Result<u64, VarintError> {
     let mut v: u64 = 0;
     let mut shift = 0u32;
     loop {

@@ -155,6 +155,41 @@ impl WriteBatch {
     }
 }
 
+/// How large one atomic [`WriteBatch`] may be on an engine. Callers that split non-atomic work
+/// into batches (bulk loads) size them with it; a larger batch fails with
+/// [`crate::Error::TooLarge`] and is never split by the engine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BatchLimits {
+    /// Most ops (distinct keys) in one batch; the conditions count separately against it.
+    pub max_ops: usize,
+    /// Most bytes in one batch, counted as [`WriteBatch::payload_bytes`] plus
+    /// `per_op_bytes` for every op.
+    pub max_bytes: usize,
+    /// Overhead counted per op (and per condition) against `max_bytes`.
+    pub per_op_bytes: usize,
+}
+
+impl BatchLimits {
+    /// No limit (local engines).
+    pub const UNLIMITED: BatchLimits = BatchLimits {
+        max_ops: usize::MAX,
+        max_bytes: usize::MAX,
+        per_op_bytes: 0,
+    };
+
+    /// True when a batch of `ops` ops carrying `payload_bytes` bytes of keys and values fits.
+    pub fn admits(&self, ops: usize, payload_bytes: usize) -> bool {
+        ops <= self.max_ops
+            && payload_bytes.saturating_add(ops.saturating_mul(self.per_op_bytes)) <= self.max_bytes
+    }
+}
+
+impl Default for BatchLimits {
+    fn default() -> Self {
+        BatchLimits::UNLIMITED
+    }
+}
+
 /// A consistent, read-only view of the engine at one moment.
 pub trait Snapshot: Send + Sync {
     /// The value of `key` in this snapshot.
@@ -404,6 +439,12 @@ pub trait Engine: Send + Sync {
     /// Flushes what must be flushed and stops background work. Later calls fail with
     /// [`crate::Error::Closed`].
     fn close(&self) -> Result<()>;
+
+    /// The size limits of one atomic batch ([`BatchLimits::UNLIMITED`] unless the engine has
+    /// some, as etcd does).
+    fn batch_limits(&self) -> BatchLimits {
+        BatchLimits::UNLIMITED
+    }
 }
 
 /// Convenience: put one key.

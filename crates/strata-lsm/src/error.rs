@@ -65,6 +65,21 @@ pub enum Error {
     /// A bad argument or option.
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
+    /// A remote engine could not serve the request (unreachable, no quorum, timed out before
+    /// sending). Nothing was written.
+    #[error("{0}")]
+    Unavailable(String),
+    /// A remote write whose result never came back (timeout or lost connection after the
+    /// request was sent, e.g. during a leader change): it may or may not have been applied.
+    #[error("outcome unknown: {0}")]
+    OutcomeUnknown(String),
+    /// A read at a snapshot whose version the store has discarded (e.g. compacted away).
+    #[error("{0}")]
+    SnapshotTooOld(String),
+    /// A batch beyond what the engine can apply atomically; nothing was written. The batch
+    /// is never split (that would break its atomicity).
+    #[error("{0}")]
+    TooLarge(String),
 }
 
 impl Error {

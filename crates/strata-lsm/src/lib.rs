@@ -26,8 +26,8 @@ pub mod wal;
 
 pub use check::{check, CheckReport, Problem};
 pub use engine::{
-    Condition, Cursor, CursorPairs, Direction, Engine, KeyRange, KvIter, KvPair, Op, RangeCursor,
-    Snapshot, WriteBatch,
+    BatchLimits, Condition, Cursor, CursorPairs, Direction, Engine, KeyRange, KvIter, KvPair, Op,
+    RangeCursor, Snapshot, WriteBatch,
 };
 pub use error::{Error, FormatError, Result};
 pub use fs::{FaultFs, Fs, RealFs};

@@ -91,6 +91,12 @@ impl Batch {
     pub fn is_empty(&self) -> bool {
         self.inner.is_empty()
     }
+
+    /// Bytes of encoded keys and values, as counted against the engine's
+    /// [`strata_lsm::BatchLimits`].
+    pub fn payload_bytes(&self) -> usize {
+        self.inner.payload_bytes()
+    }
 }
 
 impl Db {

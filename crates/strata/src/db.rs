@@ -360,12 +360,19 @@ impl Db {
         let engine = &self.inner.engine;
         let prefix = NativePrefix::table(id)?;
         let mut range = KeyRange::prefix(&prefix);
+        // Each batch also fits the engine's limits (etcd: 128 ops by default).
+        let limits = engine.batch_limits();
         loop {
-            let keys: Vec<Vec<u8>> = engine
-                .range(range.clone(), Direction::Forward)?
-                .take(DROP_BATCH)
-                .map(|kv| kv.map(|(k, _)| k))
-                .collect::<strata_lsm::Result<_>>()?;
+            let mut keys: Vec<Vec<u8>> = Vec::new();
+            let mut bytes = 0;
+            for kv in engine.range(range.clone(), Direction::Forward)? {
+                let (k, _) = kv?;
+                if keys.len() == DROP_BATCH || !limits.admits(keys.len() + 1, bytes + k.len()) {
+                    break;
+                }
+                bytes += k.len();
+                keys.push(k);
+            }
             let Some(last) = keys.last().cloned() else {
                 break;
             };

@@ -408,8 +408,125 @@ impl<'a> Reader<'a> {
     }
 }
 
+/// A stored item read in place: looks attributes up by name without decoding the others
+/// (for filters that need a few values of items they may drop).
+#[derive(Clone, Copy)]
+pub(crate) struct ItemRef<'a> {
+    bytes: &'a [u8],
+}
+
+impl<'a> ItemRef<'a> {
+    /// A view of stored item bytes (the format byte is checked; the rest as it is read).
+    pub(crate) fn new(bytes: &'a [u8]) -> Result<ItemRef<'a>, Error> {
+        let r = Reader { buf: bytes, pos: 0 };
+        match bytes.first() {
+            Some(&ITEM_FORMAT) => Ok(ItemRef { bytes }),
+            Some(other) => Err(r.err_at(0, format!("unknown item format version {other:#04x}"))),
+            None => Err(r.err("unexpected end")),
+        }
+    }
+
+    /// The scalar value of attribute `name` (`None` when absent, or not a scalar).
+    pub(crate) fn value(&self, name: &str) -> Result<Option<Value>, Error> {
+        let mut r = Reader {
+            buf: self.bytes,
+            pos: 1,
+        };
+        let n = r.count()?;
+        for _ in 0..n {
+            let len = r.count()?;
+            let raw = r.take(len)?;
+            match raw.cmp(name.as_bytes()) {
+                std::cmp::Ordering::Less => r.skip_attr(1)?,
+                std::cmp::Ordering::Equal => {
+                    return match r.buf.get(r.pos) {
+                        Some(&(T_LIST | T_MAP | T_SET)) => Ok(None),
+                        _ => r.value(1).map(Some),
+                    };
+                }
+                // Names are stored in ascending order.
+                std::cmp::Ordering::Greater => return Ok(None),
+            }
+        }
+        Ok(None)
+    }
+}
+
+impl Reader<'_> {
+    /// Moves past one attribute, checking only that it stays inside the buffer.
+    fn skip_attr(&mut self, depth: usize) -> Result<(), Error> {
+        if depth > MAX_DEPTH + 1 {
+            return Err(self.err(format!("nesting deeper than {MAX_DEPTH}")));
+        }
+        let at = self.pos;
+        match self.byte()? {
+            T_NULL | T_FALSE | T_TRUE => {}
+            T_INT => {
+                self.varint()?;
+            }
+            T_F32 => {
+                self.take(4)?;
+            }
+            T_F64 => {
+                self.take(8)?;
+            }
+            T_BYTES | T_TEXT => {
+                let n = self.count()?;
+                self.take(n)?;
+            }
+            T_UUID => {
+                self.take(16)?;
+            }
+            T_TIME => {
+                self.varint()?;
+                self.varint()?;
+                self.varint()?;
+            }
+            T_DECIMAL => {
+                self.varint()?;
+                self.varint()?;
+            }
+            T_TUPLE | T_LIST | T_SET => {
+                let n = self.count()?;
+                for _ in 0..n {
+                    self.skip_attr(depth + 1)?;
+                }
+            }
+            T_MAP => {
+                let n = self.count()?;
+                for _ in 0..n {
+                    let len = self.count()?;
+                    self.take(len)?;
+                    self.skip_attr(depth + 1)?;
+                }
+            }
+            other => return Err(self.err_at(at, format!("unknown attribute tag {other:#04x}"))),
+        }
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
+    proptest::proptest! {
+        /// Looking one attribute up in place agrees with decoding the whole item.
+        #[test]
+        fn item_ref_agrees_with_decode(item in arb_item(), probe in "[a-e]{0,2}") {
+            let bytes = encode_item(&item).unwrap();
+            let r = ItemRef::new(&bytes).unwrap();
+            for name in item.keys().map(String::as_str).chain([probe.as_str()]) {
+                proptest::prop_assert_eq!(r.value(name).unwrap(), item.value(name).cloned(), "{}", name);
+            }
+        }
+
+        #[test]
+        fn item_ref_never_panics(bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..64), name in "[a-e]{0,2}") {
+            if let Ok(r) = ItemRef::new(&bytes) {
+                let _ = r.value(&name);
+            }
+        }
+    }
+
     use super::*;
     use proptest::prelude::*;
 

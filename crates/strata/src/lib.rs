@@ -36,6 +36,8 @@ pub mod batch;
 pub mod catalog;
 pub mod db;
 pub mod error;
+#[cfg(feature = "etcd")]
+mod etcd;
 pub mod item;
 pub mod item_codec;
 pub mod json;
@@ -52,4 +54,6 @@ pub use error::{Error, Result};
 pub use item::{Attr, Item, Set, SetError};
 pub use query::{Page, Query, Rows, Scan, SortCondition};
 pub use schema::{Direction, KeyField, Nulls, TableSchema};
+#[cfg(feature = "etcd")]
+pub use strata_etcd::{EtcdEngine, EtcdOptions};
 pub use table::{ItemVersion, Key, Table};

@@ -41,8 +41,8 @@ use strata_lsm::{Direction, KeyRange};
 use crate::error::{Error, Result};
 use crate::item::Item;
 use crate::keys::HASH_SPACE;
-use crate::rows::RowFilter;
 pub use crate::rows::Rows;
+use crate::rows::{item_decoder, RowFilter};
 use crate::table::{Key, Table};
 
 /// Most segments a Scan may be split into.
@@ -407,6 +407,14 @@ impl Table {
     /// The items of a Query, read one at a time from one snapshot taken now (see [`Rows`]).
     /// Same semantics as [`Table::query`], including `limit`, `after` and the last key.
     pub fn query_rows(&self, q: &Query) -> Result<Rows> {
+        self.query_rows_with(q, item_decoder)
+    }
+
+    pub(crate) fn query_rows_with<T>(
+        &self,
+        q: &Query,
+        decode: fn(&[u8]) -> Result<T>,
+    ) -> Result<Rows<T>> {
         self.check_partition(&q.partition)?;
         if let Some(c) = &q.sort {
             self.check_condition(c)?;
@@ -422,7 +430,7 @@ impl Table {
         };
         let h = self.def.layout.partition_hash(&q.partition)?;
         let Some(mut range) = self.query_range(&normalized, h)? else {
-            return Ok(Rows::empty(self));
+            return Ok(Rows::empty(self, decode));
         };
         let dir = if q.reverse {
             Direction::Reverse
@@ -440,13 +448,13 @@ impl Table {
             narrow(&mut range, self.encode_key(after)?.bytes, dir);
         }
         if is_empty(&range) {
-            return Ok(Rows::empty(self));
+            return Ok(Rows::empty(self, decode));
         }
         let filter = RowFilter::Query {
-            partition: q.partition.clone(),
+            prefix: self.sort_key_bytes(h, &q.partition, &[])?,
             sort,
         };
-        self.rows(range, dir, q.limit, filter)
+        self.rows(range, dir, q.limit, filter, decode)
     }
 
     /// The segment (of `segments`) that holds a partition.
@@ -464,6 +472,14 @@ impl Table {
     /// The items of a Scan, read one at a time from one snapshot taken now (see [`Rows`]).
     /// Same semantics as [`Table::scan`], including `limit`, `after` and the last key.
     pub fn scan_rows(&self, s: &Scan) -> Result<Rows> {
+        self.scan_rows_with(s, item_decoder)
+    }
+
+    pub(crate) fn scan_rows_with<T>(
+        &self,
+        s: &Scan,
+        decode: fn(&[u8]) -> Result<T>,
+    ) -> Result<Rows<T>> {
         if s.segments == 0 || s.segments > MAX_SEGMENTS || s.segment >= s.segments {
             return Err(Error::invalid(
                 self.name(),
@@ -479,7 +495,7 @@ impl Table {
         let lo = (s.segment as u64 * space).div_ceil(n);
         let hi = ((s.segment as u64 + 1) * space).div_ceil(n);
         if lo == hi {
-            return Ok(Rows::empty(self));
+            return Ok(Rows::empty(self, decode));
         }
         let start = Bound::Included(self.def.layout.hash_prefix(lo as u32)?);
         let end = if hi >= space {
@@ -504,24 +520,25 @@ impl Table {
             );
         }
         if is_empty(&range) {
-            return Ok(Rows::empty(self));
+            return Ok(Rows::empty(self, decode));
         }
-        self.rows(range, Direction::Forward, s.limit, RowFilter::All)
+        self.rows(range, Direction::Forward, s.limit, RowFilter::All, decode)
     }
 
-    fn rows(
+    fn rows<T>(
         &self,
         range: KeyRange,
         dir: Direction,
         limit: Option<usize>,
         filter: RowFilter,
-    ) -> Result<Rows> {
-        // The engine's range iterator reads one snapshot taken now (on the striped LSM, of the
-        // one stripe a single-partition range touches); checking the table after taking it
-        // means a table dropped later is still seen whole.
-        let iter = self.db.engine.range(range, dir)?;
+        decode: fn(&[u8]) -> Result<T>,
+    ) -> Result<Rows<T>> {
+        // The engine's cursor reads one snapshot taken now (on the striped LSM, of the one
+        // stripe a single-partition range touches); checking the table after taking it means a
+        // table dropped later is still seen whole.
+        let cursor = self.db.engine.cursor(range, dir)?;
         self.check_live()?;
-        Ok(Rows::new(self, iter, filter, limit))
+        Ok(Rows::new(self, cursor, filter, limit, decode))
     }
 }
 

@@ -1,12 +1,17 @@
 //! [`Rows`]: the items of a Query or Scan, decoded one at a time from one engine snapshot (the
 //! streaming form of [`crate::Page`]).
+//!
+//! Rows read the engine through a cursor: keys and values are borrowed from it, the partition
+//! of a Query is checked on the key bytes, a sort condition on the few attributes it needs
+//! (read in place), and only the items kept are decoded — into an [`Item`], or straight into
+//! the caller's type ([`crate::Table::query_as`]).
 
 use strata_key::Value;
-use strata_lsm::KvIter;
+use strata_lsm::Cursor;
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::item::Item;
-use crate::item_codec::decode_item;
+use crate::item_codec::{decode_item, ItemRef};
 use crate::query::{Page, SortCondition};
 use crate::table::{Key, Table};
 
@@ -16,34 +21,34 @@ pub(crate) enum RowFilter {
     All,
     /// The items of one partition that satisfy the (key-order) condition.
     Query {
-        partition: Vec<Value>,
+        /// Encoding of `(id, h, partition…)`: every key of the partition starts with it.
+        prefix: Vec<u8>,
         sort: Option<SortCondition>,
     },
 }
 
 impl RowFilter {
-    fn keep(&self, table: &Table, item: &Item) -> bool {
-        let RowFilter::Query { partition, sort } = self else {
-            return true;
+    fn keep(&self, table: &Table, key: &[u8], value: &[u8]) -> Result<bool> {
+        let RowFilter::Query { prefix, sort } = self else {
+            return Ok(true);
         };
-        let schema = table.schema();
-        let same_partition = schema
-            .partition
-            .iter()
-            .zip(partition)
-            .all(|(f, v)| item.value(&f.name) == Some(v));
-        if !same_partition {
-            return false;
+        // The native codec is self-delimiting: a key that starts with the encoding of
+        // (id, h, partition…) has exactly those leading elements.
+        if !key.starts_with(prefix) {
+            return Ok(false);
         }
-        let Some(c) = sort else { return true };
-        let mut sort_vals: Vec<&Value> = Vec::with_capacity(schema.sort.len());
-        for f in &schema.sort {
-            match item.value(&f.name) {
-                Some(v) => sort_vals.push(v),
-                None => return false,
+        let Some(c) = sort else { return Ok(true) };
+        let item = ItemRef::new(value)?;
+        let fields = &table.schema().sort;
+        let mut vals: Vec<Value> = Vec::with_capacity(fields.len());
+        for f in fields {
+            match item.value(&f.name)? {
+                Some(v) => vals.push(v),
+                None => return Ok(false),
             }
         }
-        c.matches(table, &sort_vals)
+        let refs: Vec<&Value> = vals.iter().collect();
+        Ok(c.matches(table, &refs))
     }
 }
 
@@ -51,19 +56,25 @@ impl RowFilter {
 /// bounded however many items match. Yields at most the request's `limit` items; once it has
 /// returned `None`, [`Rows::last_key`] says whether more matching items follow (the `last_key`
 /// of a [`Page`]). An error ends the iteration.
-pub struct Rows {
+///
+/// `T` is what each item is decoded into: an [`Item`], or a type of the caller's
+/// ([`crate::Table::query_rows_as`]).
+pub struct Rows<T = Item> {
     table: Table,
     /// `None` once exhausted (or after an error).
-    iter: Option<KvIter>,
+    cursor: Option<Box<dyn Cursor>>,
+    /// The cursor stands on a pair not yet looked at.
+    fresh: bool,
     filter: RowFilter,
     /// Items still to return before the limit.
     remaining: usize,
-    /// Key of the item that reached the limit, until a further match is found.
-    pending_key: Option<Key>,
+    /// Engine key of the item that reached the limit, until a further match is found.
+    pending_key: Option<Vec<u8>>,
     last_key: Option<Key>,
+    decode: fn(&[u8]) -> Result<T>,
 }
 
-impl std::fmt::Debug for Rows {
+impl<T> std::fmt::Debug for Rows<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Rows")
             .field("table", &self.table.name())
@@ -73,31 +84,36 @@ impl std::fmt::Debug for Rows {
     }
 }
 
-impl Rows {
+impl<T> Rows<T> {
     pub(crate) fn new(
         table: &Table,
-        iter: KvIter,
+        cursor: Box<dyn Cursor>,
         filter: RowFilter,
         limit: Option<usize>,
-    ) -> Rows {
+        decode: fn(&[u8]) -> Result<T>,
+    ) -> Rows<T> {
         Rows {
             table: table.clone(),
-            iter: Some(iter),
+            cursor: Some(cursor),
+            fresh: true,
             filter,
             remaining: limit.unwrap_or(usize::MAX),
             pending_key: None,
             last_key: None,
+            decode,
         }
     }
 
-    pub(crate) fn empty(table: &Table) -> Rows {
+    pub(crate) fn empty(table: &Table, decode: fn(&[u8]) -> Result<T>) -> Rows<T> {
         Rows {
             table: table.clone(),
-            iter: None,
+            cursor: None,
+            fresh: false,
             filter: RowFilter::All,
             remaining: 0,
             pending_key: None,
             last_key: None,
+            decode,
         }
     }
 
@@ -108,78 +124,100 @@ impl Rows {
         self.last_key.as_ref()
     }
 
+    /// Positions the cursor on the next pair the filter keeps; false at the end.
+    fn advance(&mut self) -> Result<bool> {
+        let Some(c) = self.cursor.as_mut() else {
+            return Ok(false);
+        };
+        loop {
+            if self.fresh {
+                self.fresh = false;
+            } else {
+                c.next()?;
+            }
+            if !c.valid() {
+                self.cursor = None;
+                return Ok(false);
+            }
+            if self.filter.keep(&self.table, c.key(), c.value())? {
+                return Ok(true);
+            }
+        }
+    }
+
+    /// The next kept item, decoded, with its engine key when `with_key`.
+    fn next_match(&mut self, with_key: bool) -> Option<Result<(T, Option<Vec<u8>>)>> {
+        match self.advance() {
+            Ok(true) => {}
+            Ok(false) => return None,
+            Err(e) => {
+                self.cursor = None;
+                return Some(Err(e));
+            }
+        }
+        let c = self.cursor.as_ref()?;
+        let key = with_key.then(|| c.key().to_vec());
+        Some((self.decode)(c.value()).map(|t| (t, key)))
+    }
+}
+
+impl Rows<Item> {
     /// Collects the items into a [`Page`].
-    pub fn into_page(mut self) -> Result<Page> {
+    pub fn into_page(self) -> Result<Page> {
+        let (items, last_key) = self.collect_page()?;
+        Ok(Page { items, last_key })
+    }
+}
+
+impl<T> Rows<T> {
+    /// Collects the items and the last key (see [`Rows::last_key`]).
+    pub fn collect_page(mut self) -> Result<(Vec<T>, Option<Key>)> {
         let mut items = Vec::new();
         for item in self.by_ref() {
             items.push(item?);
         }
-        Ok(Page {
-            items,
-            last_key: self.last_key,
-        })
-    }
-
-    /// The next item of the key range that the filter keeps.
-    fn next_match(&mut self) -> Option<Result<Item>> {
-        let iter = self.iter.as_mut()?;
-        for kv in iter {
-            let item = match kv {
-                Ok((_, v)) => decode_item(&v),
-                Err(e) => Err(e.into()),
-            };
-            match item {
-                Ok(item) if !self.filter.keep(&self.table, &item) => continue,
-                other => return Some(other),
-            }
-        }
-        self.iter = None;
-        None
-    }
-
-    fn key_of(&self, item: &Item) -> Result<Key> {
-        self.table.key_of(item).map_err(|e| Error::Corrupt {
-            what: format!("item of table {:?}", self.table.name()),
-            offset: 0,
-            reason: e.to_string(),
-        })
+        Ok((items, self.last_key))
     }
 }
 
-impl Iterator for Rows {
-    type Item = Result<Item>;
+impl<T> Iterator for Rows<T> {
+    type Item = Result<T>;
 
-    fn next(&mut self) -> Option<Result<Item>> {
+    fn next(&mut self) -> Option<Result<T>> {
         if self.remaining == 0 {
             // The limit is reached: one more matching item means the page has a last key.
-            let more = self.next_match();
-            self.iter = None;
+            let more = self.advance();
+            self.cursor = None;
             return match more {
-                Some(Ok(_)) => {
-                    self.last_key = self.pending_key.take();
+                Ok(true) => {
+                    let pending = self.pending_key.take()?;
+                    match self.table.decode_engine_key(&pending) {
+                        Ok(k) => self.last_key = Some(k),
+                        Err(e) => return Some(Err(e)),
+                    }
                     None
                 }
-                Some(Err(e)) => Some(Err(e)),
-                None => None,
+                Ok(false) => None,
+                Err(e) => Some(Err(e)),
             };
         }
-        let item = match self.next_match()? {
-            Ok(item) => item,
+        let last = self.remaining == 1;
+        let (item, key) = match self.next_match(last)? {
+            Ok(x) => x,
             Err(e) => {
-                self.iter = None;
+                self.cursor = None;
                 return Some(Err(e));
             }
         };
         self.remaining -= 1;
-        if self.remaining == 0 {
-            match self.key_of(&item) {
-                Ok(k) => self.pending_key = Some(k),
-                Err(e) => {
-                    self.iter = None;
-                    return Some(Err(e));
-                }
-            }
+        if last {
+            self.pending_key = key;
         }
         Some(Ok(item))
     }
+}
+
+/// Decodes stored item bytes into an [`Item`] (the default decoder of [`Rows`]).
+pub(crate) fn item_decoder(bytes: &[u8]) -> Result<Item> {
+    decode_item(bytes)
 }

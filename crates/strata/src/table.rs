@@ -4,7 +4,8 @@ use std::fmt;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use strata_key::{Tuple, Value};
+use strata_key::codec::native::NativeCodec;
+use strata_key::{Tuple, TupleCodec, Value};
 use strata_lsm::{Condition, WriteBatch};
 
 use crate::db::{Inner, TableDef};
@@ -244,6 +245,30 @@ impl Table {
         self.def.layout.partition_hash(partition)
     }
 
+    /// The [`Key`] of a stored item from its engine key `(id, h, partition…, sort…)`.
+    pub(crate) fn decode_engine_key(&self, bytes: &[u8]) -> Result<Key> {
+        let corrupt = |reason: String| Error::Corrupt {
+            what: format!("key of table {:?}", self.name()),
+            offset: 0,
+            reason,
+        };
+        let t = NativeCodec::new()
+            .decode(bytes)
+            .map_err(|e| corrupt(e.to_string()))?;
+        let mut vals = t.0;
+        let (np, ns) = (self.schema().partition.len(), self.schema().sort.len());
+        if vals.len() != 2 + np + ns {
+            return Err(corrupt(format!(
+                "{} elements, the schema has {}",
+                vals.len(),
+                2 + np + ns
+            )));
+        }
+        let sort = vals.split_off(2 + np);
+        let partition = vals.split_off(2);
+        Ok(Key::new(partition, sort))
+    }
+
     pub(crate) fn encode_key(&self, key: &Key) -> Result<EncodedKey> {
         self.check_key(key)?;
         let h = self.def.layout.partition_hash(&key.partition)?;
@@ -253,6 +278,13 @@ impl Table {
     }
 
     /// Encoded key and value of an item.
+    /// Bytes the item takes in a batch (its encoded key and value), to size batches against
+    /// the engine's [`strata_lsm::BatchLimits`].
+    pub fn encoded_len(&self, item: &Item) -> Result<usize> {
+        let (_, k, v) = self.encode_item(item)?;
+        Ok(k.len() + v.len())
+    }
+
     pub(crate) fn encode_item(&self, item: &Item) -> Result<(Key, Vec<u8>, Vec<u8>)> {
         let key = self.key_of(item)?;
         let k = self.encode_key(&key)?.bytes;

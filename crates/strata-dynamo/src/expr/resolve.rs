@@ -85,6 +85,7 @@ fn valid_ref(key: &str, sigil: char) -> bool {
 pub struct Refs<'a> {
     names: Option<&'a Names>,
     values: Option<&'a Values>,
+    attr_values: Option<&'a BTreeMap<String, Attr>>,
     used_names: BTreeSet<String>,
     used_values: BTreeSet<String>,
     converted: BTreeMap<String, Attr>,
@@ -123,10 +124,28 @@ impl<'a> Refs<'a> {
         Ok(Refs {
             names,
             values,
+            attr_values: None,
             used_names: BTreeSet::new(),
             used_values: BTreeSet::new(),
             converted: BTreeMap::new(),
         })
+    }
+
+    /// References whose values are Strata attributes already (embedded use, the CLI).
+    pub fn with_attrs(
+        names: Option<&'a Names>,
+        values: Option<&'a BTreeMap<String, Attr>>,
+    ) -> Result<Refs<'a>, ApiError> {
+        let mut r = Refs::new(names, None)?;
+        if let Some(v) = values {
+            if let Some(k) = v.keys().find(|k| !valid_ref(k, ':')) {
+                return Err(ApiError::validation(format!(
+                    "ExpressionAttributeValues contains invalid key: Syntax error; key: \"{k}\""
+                )));
+            }
+        }
+        r.attr_values = values;
+        Ok(r)
     }
 
     /// Refs of a request without expressions: both maps must be absent.
@@ -158,6 +177,10 @@ impl<'a> Refs<'a> {
     }
 
     pub(crate) fn resolve_value(&mut self, r: &str, kind: ExprKind) -> Result<Attr, ApiError> {
+        if let Some(a) = self.attr_values.and_then(|v| v.get(r)) {
+            self.used_values.insert(r.to_owned());
+            return Ok(a.clone());
+        }
         if let Some(a) = self.converted.get(r) {
             return Ok(a.clone());
         }
@@ -194,7 +217,12 @@ impl<'a> Refs<'a> {
                 n.join(", ")
             )));
         }
-        let v = unused(self.values.map(|m| m.keys().collect()), &self.used_values);
+        let all_values = match (self.values, self.attr_values) {
+            (Some(m), _) => Some(m.keys().collect()),
+            (None, Some(m)) => Some(m.keys().collect()),
+            (None, None) => None,
+        };
+        let v = unused(all_values, &self.used_values);
         if !v.is_empty() {
             return Err(ApiError::validation(format!(
                 "Value provided in ExpressionAttributeValues unused in expressions: keys: {{{}}}",

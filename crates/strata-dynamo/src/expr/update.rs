@@ -59,18 +59,34 @@ fn number_of(a: &Attr) -> Result<strata_key::Decimal, ApiError> {
     }
 }
 
+/// `a + b` (or `a - b`): integers of tables written by other Strata APIs stay integers when
+/// the result fits; every other number is an exact decimal.
+pub fn arith(a: &Attr, b: &Attr, plus: bool) -> Result<Attr, ApiError> {
+    use strata_key::Value;
+    if let (Attr::Value(Value::Int(x)), Attr::Value(Value::Int(y))) = (a, b) {
+        let r = if plus {
+            x.checked_add(*y)
+        } else {
+            x.checked_sub(*y)
+        };
+        if let Some(r) = r {
+            return Ok(Attr::Value(Value::Int(r)));
+        }
+    }
+    let (x, y) = (number_of(a)?, number_of(b)?);
+    let r = if plus {
+        number::add(x, y)?
+    } else {
+        number::sub(x, y)?
+    };
+    Ok(Attr::Value(Value::Decimal(r)))
+}
+
 fn set_value(v: &SetValue, old: Option<&Item>) -> Result<Attr, ApiError> {
-    let num = |d| Attr::Value(strata_key::Value::Decimal(d));
     Ok(match v {
         SetValue::Operand(o) => value(o, old)?,
-        SetValue::Plus(a, b) => num(number::add(
-            number_of(&value(a, old)?)?,
-            number_of(&value(b, old)?)?,
-        )?),
-        SetValue::Minus(a, b) => num(number::sub(
-            number_of(&value(a, old)?)?,
-            number_of(&value(b, old)?)?,
-        )?),
+        SetValue::Plus(a, b) => arith(&value(a, old)?, &value(b, old)?, true)?,
+        SetValue::Minus(a, b) => arith(&value(a, old)?, &value(b, old)?, false)?,
     })
 }
 
@@ -83,9 +99,7 @@ fn add(existing: Option<&Attr>, v: &Attr) -> Result<Attr, ApiError> {
         (Attr::Set(x), Attr::Set(y)) if dtype(e) == dtype(v) => {
             x.union(y).map(Attr::Set).ok_or_else(wrong_type)
         }
-        _ if dtype(e) == DType::N && dtype(v) == DType::N => Ok(Attr::Value(
-            strata_key::Value::Decimal(number::add(number_of(e)?, number_of(v)?)?),
-        )),
+        _ if dtype(e) == DType::N && dtype(v) == DType::N => arith(e, v, true),
         _ => Err(wrong_type()),
     }
 }

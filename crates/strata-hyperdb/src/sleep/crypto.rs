@@ -6,6 +6,8 @@ use blake2::{Blake2b, Blake2bMac, Digest};
 use ed25519_dalek::{Signature, Signer, SigningKey, Verifier, VerifyingKey};
 
 use crate::error::{Error, Result};
+#[cfg(feature = "aws-lc")]
+use std::sync::Arc;
 
 type Blake2b256 = Blake2b<U32>;
 
@@ -76,17 +78,43 @@ pub fn content_feed_seed(secret_key: &[u8; 64]) -> [u8; 32] {
 }
 
 /// An Ed25519 key pair in libsodium's layout.
+///
+/// Signing is the cost of every append (one signature per put or batch). With the `aws-lc`
+/// feature (default) signatures are made by AWS-LC, about twice as fast as ed25519-dalek on
+/// x86-64; Ed25519 signatures are deterministic, so both give the same bytes (tested), and
+/// ed25519-dalek signs whenever AWS-LC refuses the seed.
 #[derive(Clone)]
 pub struct KeyPair {
-    /// The signing key (from the seed).
-    pub signing: SigningKey,
+    signing: SigningKey,
+    #[cfg(feature = "aws-lc")]
+    fast: Option<Arc<aws_lc_rs::signature::Ed25519KeyPair>>,
 }
 
 impl KeyPair {
     /// The key pair of a 32-byte seed (`crypto_sign_seed_keypair`).
     pub fn from_seed(seed: &[u8; 32]) -> KeyPair {
+        let signing = SigningKey::from_bytes(seed);
         KeyPair {
-            signing: SigningKey::from_bytes(seed),
+            #[cfg(feature = "aws-lc")]
+            fast: fast_key(seed, &signing),
+            signing,
+        }
+    }
+
+    /// The ed25519-dalek signing key.
+    pub fn signing_key(&self) -> &SigningKey {
+        &self.signing
+    }
+
+    /// True when signatures are made by AWS-LC (the `aws-lc` feature, and a seed it took).
+    pub fn signs_with_aws_lc(&self) -> bool {
+        #[cfg(feature = "aws-lc")]
+        {
+            self.fast.is_some()
+        }
+        #[cfg(not(feature = "aws-lc"))]
+        {
+            false
         }
     }
 
@@ -125,8 +153,25 @@ impl KeyPair {
 
     /// Signs `msg`.
     pub fn sign(&self, msg: &[u8]) -> [u8; 64] {
+        #[cfg(feature = "aws-lc")]
+        if let Some(k) = &self.fast {
+            if let Ok(sig) = <[u8; 64]>::try_from(k.sign(msg).as_ref()) {
+                return sig;
+            }
+        }
         self.signing.sign(msg).to_bytes()
     }
+}
+
+/// AWS-LC's key pair of `seed`, when it has the same public key as ed25519-dalek's.
+#[cfg(feature = "aws-lc")]
+fn fast_key(
+    seed: &[u8; 32],
+    signing: &SigningKey,
+) -> Option<Arc<aws_lc_rs::signature::Ed25519KeyPair>> {
+    use aws_lc_rs::signature::KeyPair as _;
+    let k = aws_lc_rs::signature::Ed25519KeyPair::from_seed_unchecked(seed).ok()?;
+    (k.public_key().as_ref() == signing.verifying_key().as_bytes()).then(|| Arc::new(k))
 }
 
 /// Checks an Ed25519 signature.

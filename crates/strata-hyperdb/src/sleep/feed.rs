@@ -266,6 +266,14 @@ impl Feed {
 
     /// Reads block `seq`.
     pub fn get(&self, seq: u64) -> Result<Vec<u8>> {
+        let mut buf = Vec::new();
+        self.get_into(seq, &mut buf)?;
+        Ok(buf)
+    }
+
+    /// Reads block `seq` into `buf` (replacing its contents; no allocation once `buf` is large
+    /// enough).
+    pub fn get_into(&self, seq: u64, buf: &mut Vec<u8>) -> Result<()> {
         if seq >= self.length {
             return Err(Error::OutOfRange {
                 seq,
@@ -274,12 +282,9 @@ impl Feed {
         }
         let start = self.offsets[seq as usize];
         let end = self.offsets[seq as usize + 1];
-        let mut buf = vec![0u8; (end - start) as usize];
-        self.files
-            .data
-            .read_at(start, &mut buf)
-            .map_err(io_err("data"))?;
-        Ok(buf)
+        buf.clear();
+        buf.resize((end - start) as usize, 0);
+        self.files.data.read_at(start, buf).map_err(io_err("data"))
     }
 
     /// Appends blocks in one batch; only the last one is signed (as hypercore does).

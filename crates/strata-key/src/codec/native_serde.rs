@@ -40,7 +40,6 @@
 //! assert_eq!(k, NativeCodec::new().encode(&tuple!("ann", 7)).unwrap());
 //! ```
 
-use std::borrow::Cow;
 use std::fmt::Display;
 
 use serde::de::{self, DeserializeSeed, EnumAccess, SeqAccess, VariantAccess, Visitor};
@@ -562,7 +561,8 @@ impl<'de> KeyDeserializer<'de> {
         Ok(d)
     }
 
-    fn string(&mut self, want: u8) -> Result<Cow<'de, [u8]>> {
+    /// Positions the reader after the tag of a string element of tag `want`.
+    fn string_tag(&mut self, want: u8) -> Result<()> {
         let tag = self.begin_element()?;
         if tag != want {
             let what = if want == TAG_TEXT { "text" } else { "bytes" };
@@ -575,25 +575,21 @@ impl<'de> KeyDeserializer<'de> {
                 .into());
         }
         self.r.pos += 1;
-        let s = Cow::Owned(self.r.escaped()?);
-        self.end_element();
-        Ok(s)
+        Ok(())
     }
 
-    fn text(&mut self) -> Result<Cow<'de, str>> {
+    /// Reads a text element into a `String` of exactly its length.
+    fn text(&mut self) -> Result<String> {
+        self.string_tag(TAG_TEXT)?;
         let at = self.r.pos;
-        match self.string(TAG_TEXT)? {
-            Cow::Borrowed(b) => std::str::from_utf8(b).map(Cow::Borrowed).map_err(|e| {
-                self.r
-                    .err(at, format!("text is not valid UTF-8: {e}"))
-                    .into()
-            }),
-            Cow::Owned(b) => String::from_utf8(b).map(Cow::Owned).map_err(|e| {
-                self.r
-                    .err(at, format!("text is not valid UTF-8: {}", e.utf8_error()))
-                    .into()
-            }),
-        }
+        let mut buf = Vec::new();
+        self.r.escaped_into(&mut buf)?;
+        self.end_element();
+        String::from_utf8(buf).map_err(|e| {
+            self.r
+                .err(at, format!("text is not valid UTF-8: {}", e.utf8_error()))
+                .into()
+        })
     }
 
     /// Opens a compound: the root's members are the top-level elements; below, a nested tuple.
@@ -892,10 +888,7 @@ impl<'de> de::Deserializer<'de> for &mut KeyDeserializer<'de> {
     }
 
     fn deserialize_str<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
-        match self.text()? {
-            Cow::Borrowed(s) => visitor.visit_borrowed_str(s),
-            Cow::Owned(s) => visitor.visit_string(s),
-        }
+        visitor.visit_string(self.text()?)
     }
 
     fn deserialize_string<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
@@ -906,10 +899,27 @@ impl<'de> de::Deserializer<'de> for &mut KeyDeserializer<'de> {
         if self.level >= 1 && matches!(self.peek_top_tag()?, TAG_UUID | TAG_UUID_HI) {
             return self.deserialize_any(visitor);
         }
-        match self.string(TAG_BYTES)? {
-            Cow::Borrowed(b) => visitor.visit_borrowed_bytes(b),
-            Cow::Owned(b) => visitor.visit_byte_buf(b),
+        self.string_tag(TAG_BYTES)?;
+        let (n, terminated) = self.r.plain_run();
+        if terminated && n <= 64 {
+            // Short and plain (a UUID, a hash): decoded on the stack, no allocation.
+            let mut a = [0u8; 64];
+            self.r.unshift_plain(&mut a[..n]);
+            self.r.pos += 1;
+            self.end_element();
+            return visitor.visit_bytes(&a[..n]);
         }
+        let end = self.r.string_end()?;
+        if end - self.r.pos <= 64 {
+            let mut a = [0u8; 64];
+            let n = self.r.unescape(end, &mut a)?;
+            self.end_element();
+            return visitor.visit_bytes(&a[..n]);
+        }
+        let mut buf = Vec::new();
+        self.r.escaped_into(&mut buf)?;
+        self.end_element();
+        visitor.visit_byte_buf(buf)
     }
 
     fn deserialize_byte_buf<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {

@@ -107,6 +107,52 @@ const fn int_tag_table() -> [(bool, u8, u8); 256] {
     t
 }
 
+/// Decoding of one tag of the integers whose magnitude fits a `u64` (classes 0 to 8): the
+/// magnitude is `base + payload quotient × 254 + last digit`.
+#[derive(Clone, Copy)]
+struct FastTag {
+    /// Smallest magnitude of the tag.
+    base: u64,
+    /// Payload bytes (0 to 8).
+    p: u8,
+    neg: bool,
+    /// False for the tags that need the `u128` path (and for non-integer tags).
+    fast: bool,
+}
+
+const FAST_TAGS: [FastTag; 256] = fast_tags();
+
+const fn fast_tags() -> [FastTag; 256] {
+    let none = FastTag {
+        base: 0,
+        p: 0,
+        neg: false,
+        fast: false,
+    };
+    let mut t = [none; 256];
+    let mut tag = TAG_INT_MIN as usize;
+    while tag <= TAG_INT_MAX as usize {
+        let (neg, c, k) = INT_TAGS[tag];
+        let c = c as usize;
+        if c <= 8 {
+            let (classes, starts) = if neg {
+                (&NEG_CLASSES, &NEG_STARTS)
+            } else {
+                (&POS_CLASSES, &POS_STARTS)
+            };
+            let p = classes[c].p;
+            t[tag] = FastTag {
+                base: (starts[c] + k as u128 * per_tag(p)) as u64,
+                p,
+                neg,
+                fast: true,
+            };
+        }
+        tag += 1;
+    }
+    t
+}
+
 fn class_of(m: u128, starts: &[u128; 18]) -> usize {
     let mut c = 0;
     while c < 16 && m >= starts[c + 1] {
@@ -157,7 +203,27 @@ const fn tag_offsets(classes: &[IntClass; 17]) -> [u32; 17] {
 const POS_TAG_OFFSETS: [u32; 17] = tag_offsets(&POS_CLASSES);
 const NEG_TAG_OFFSETS: [u32; 17] = tag_offsets(&NEG_CLASSES);
 
-/// Encodes a magnitude `m < 2^64` of one side: returns the tag's distance from zero's tag, the
+/// For each bit length `L` (0 to 64), the class of the smallest magnitude of that length: a
+/// magnitude of bit length `L` is in that class or the next (checked by a unit test), so the
+/// class is found with one table load and one comparison.
+const fn class_by_bits(starts: &[u128; 18]) -> [u8; 65] {
+    let mut t = [0u8; 65];
+    let mut l = 1;
+    while l <= 64 {
+        let smallest = 1u128 << (l - 1);
+        let mut c = 0;
+        while c < 16 && smallest >= starts[c + 1] {
+            c += 1;
+        }
+        t[l] = c as u8;
+        l += 1;
+    }
+    t
+}
+const POS_CLASS_BY_BITS: [u8; 65] = class_by_bits(&POS_STARTS);
+const NEG_CLASS_BY_BITS: [u8; 65] = class_by_bits(&NEG_STARTS);
+
+/// Encodes a magnitude `m < 2^63` of one side: returns the tag's distance from zero's tag, the
 /// payload length, and writes nothing. `q`/`r` are the payload's quotient and digit.
 #[inline(always)]
 fn split_u64(
@@ -165,27 +231,23 @@ fn split_u64(
     classes: &[IntClass; 17],
     starts: &[u64; 10],
     offsets: &[u32; 17],
+    by_bits: &[u8; 65],
 ) -> (u32, usize, u64, u8) {
-    let small = classes[0].tags as u64;
-    if m < small {
+    if m < classes[0].tags as u64 {
         return (m as u32, 0, 0, 0);
     }
-    if m < starts[2] {
-        let off = m - starts[1];
-        return (offsets[1] + (off / 254) as u32, 1, 0, (off % 254) as u8);
+    let c = by_bits[(64 - m.leading_zeros()) as usize] as usize;
+    // Below 2^63 the class is at most 8, so c + 1 ≤ 9 indexes `starts`.
+    let c = c + usize::from(m >= starts[c + 1]);
+    let off = m - starts[c];
+    match c {
+        1 => (offsets[1] + (off / 254) as u32, 1, 0, (off % 254) as u8),
+        2 => {
+            let (k, rem) = (off / (254 * 256), off % (254 * 256));
+            (offsets[2] + k as u32, 2, rem / 254, (rem % 254) as u8)
+        }
+        _ => (offsets[c], c, off / 254, (off % 254) as u8),
     }
-    if m < starts[3] {
-        let off = m - starts[2];
-        let k = off / (254 * 256);
-        let rem = off % (254 * 256);
-        return (offsets[2] + k as u32, 2, rem / 254, (rem % 254) as u8);
-    }
-    let mut c = 3;
-    while c < 9 && m >= starts[c + 1] {
-        c += 1;
-    }
-    let rem = m - starts[c];
-    (offsets[c], c, rem / 254, (rem % 254) as u8)
 }
 
 /// Appends an integer.
@@ -205,9 +267,21 @@ pub(crate) fn encode_i64(x: i64, out: &mut Vec<u8>) {
     // One's complement of a negative gives its magnitude class index: -1 -> 0.
     let m = (x ^ (x >> 63)) as u64;
     let (dist, p, q, r) = if neg {
-        split_u64(m, &NEG_CLASSES, &NEG_STARTS64, &NEG_TAG_OFFSETS)
+        split_u64(
+            m,
+            &NEG_CLASSES,
+            &NEG_STARTS64,
+            &NEG_TAG_OFFSETS,
+            &NEG_CLASS_BY_BITS,
+        )
     } else {
-        split_u64(m, &POS_CLASSES, &POS_STARTS64, &POS_TAG_OFFSETS)
+        split_u64(
+            m,
+            &POS_CLASSES,
+            &POS_STARTS64,
+            &POS_TAG_OFFSETS,
+            &POS_CLASS_BY_BITS,
+        )
     };
     let tag = if neg {
         TAG_ZERO as u32 - 1 - dist
@@ -218,15 +292,18 @@ pub(crate) fn encode_i64(x: i64, out: &mut Vec<u8>) {
         out.push(tag as u8);
         return;
     }
-    // [tag][q as p-1 big-endian bytes][r+1], built as one 16-byte word.
+    // [tag][q as p − 1 big-endian bytes][r + 1]: the payload left-aligned in a u64 (its
+    // complemented high bits, for negatives, shift out), appended as 9 bytes (a fixed-size
+    // copy) and cut back to p + 1: no variable-length copy. p ≤ 8 below 2^63.
     let mask: u64 = if neg { u64::MAX } else { 0 };
-    let mut buf = [0u8; 10];
+    let payload = ((q ^ mask) << 8) | u64::from((r + 1) ^ mask as u8);
+    let word = payload << (64 - 8 * p as u32);
+    let mut buf = [0u8; 9];
     buf[0] = tag as u8;
-    // p = 1 has no quotient bytes (a shift by 64 would overflow).
-    let shifted = (q ^ mask).checked_shl(8 * (9 - p) as u32).unwrap_or(0);
-    buf[1..9].copy_from_slice(&shifted.to_be_bytes());
-    buf[p] = (r + 1) ^ (mask as u8);
-    out.extend_from_slice(&buf[..p + 1]);
+    buf[1..].copy_from_slice(&word.to_be_bytes());
+    let len = out.len();
+    out.extend_from_slice(&buf);
+    out.truncate(len + p + 1);
 }
 
 /// Integers beyond `i64`: the general `u128` path (one code for both signs: negatives use
@@ -274,38 +351,44 @@ impl Reader<'_> {
         self.int_after_tag(tag, at)
     }
 
+    #[inline]
     pub(crate) fn int_after_tag(&mut self, tag: u8, at: usize) -> Result<i128, DecodeError> {
-        let (neg, c, k) = INT_TAGS[tag as usize];
-        if c <= 8 {
-            // Fast path: the magnitude fits a u64.
-            let (classes, starts) = if neg {
-                (&NEG_CLASSES, &NEG_STARTS64)
-            } else {
-                (&POS_CLASSES, &POS_STARTS64)
-            };
-            let p = classes[c as usize].p as usize;
-            let mut m = starts[c as usize] + k as u64 * per_tag(p as u8) as u64;
+        let f = FAST_TAGS[tag as usize];
+        if f.fast {
+            // The magnitude fits a u64: the payload (≤ 8 bytes) is read with one 8-byte load
+            // where the key has 8 bytes left.
+            let mut m = f.base;
+            let p = f.p as usize;
             if p > 0 {
-                let payload = self.take(p)?;
-                let invert = if neg { 0xff } else { 0 } ^ self.mask;
-                let last = payload[p - 1] ^ invert;
+                let bits = 8 * p as u32; // 8..=64
+                let raw = match self.bytes.get(self.pos..self.pos + 8) {
+                    Some(w) => {
+                        let mut a = [0u8; 8];
+                        a.copy_from_slice(w);
+                        u64::from_be_bytes(a) >> (64 - bits)
+                    }
+                    // Near the end of the key: byte by byte.
+                    None => match self.bytes.get(self.pos..self.pos + p) {
+                        Some(b) => b.iter().fold(0u64, |acc, &b| (acc << 8) | u64::from(b)),
+                        None => return Err(self.short(p)),
+                    },
+                };
+                let invert = u64::from(if f.neg { 0xff } else { 0 } ^ self.mask);
+                let payload = raw ^ ((invert * 0x0101_0101_0101_0101) >> (64 - bits));
+                let last = payload as u8;
                 if last == 0 || last == 0xff {
                     return Err(self.err(
-                        self.pos - 1,
+                        self.pos + p - 1,
                         format!("integer payload ends in 0x{last:02x}"),
                     ));
                 }
-                let mut qb = [0u8; 8];
-                qb[9 - p..].copy_from_slice(&payload[..p - 1]);
-                let mut q = u64::from_be_bytes(qb);
-                if invert != 0 {
-                    // Only the payload's bytes are complemented, not the zero padding.
-                    q ^= u64::MAX.checked_shr(8 * (9 - p) as u32).unwrap_or(0);
-                }
-                m += q * 254 + (last - 1) as u64;
+                self.pos += p;
+                // p = 8: the quotient is the top 7 bytes (a shift by 8 is always in range).
+                m += (payload >> 8) * 254 + u64::from(last - 1);
             }
-            return Ok(if neg { !(m as i128) } else { m as i128 });
+            return Ok(if f.neg { !(m as i128) } else { m as i128 });
         }
+        let (neg, c, k) = INT_TAGS[tag as usize];
         let (classes, starts) = if neg {
             (&NEG_CLASSES, &NEG_STARTS)
         } else {
@@ -335,5 +418,32 @@ impl Reader<'_> {
             .filter(|m| *m <= i128::MAX as u128)
             .ok_or_else(|| self.err(at, "integer out of range"))?;
         Ok(if neg { !(m as i128) } else { m as i128 })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The table lookup finds the class that a linear search finds, for every bit length.
+    #[test]
+    fn class_by_bits_is_exact() {
+        for (starts, starts64, by_bits) in [
+            (&POS_STARTS, &POS_STARTS64, &POS_CLASS_BY_BITS),
+            (&NEG_STARTS, &NEG_STARTS64, &NEG_CLASS_BY_BITS),
+        ] {
+            for l in 1..=63u32 {
+                let lo = 1u64 << (l - 1);
+                let hi = (1u64 << l) - 1;
+                for m in [lo, lo + 1, hi - 1, hi] {
+                    let want = class_of(m as u128, starts);
+                    let c = by_bits[l as usize] as usize;
+                    let got = c + usize::from(m >= starts64[c + 1]);
+                    assert_eq!(got, want, "m = {m}");
+                }
+                // The class can change at most once within one bit length.
+                assert!(class_of(hi as u128, starts) - class_of(lo as u128, starts) <= 1);
+            }
+        }
     }
 }

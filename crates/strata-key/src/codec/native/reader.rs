@@ -61,14 +61,20 @@ impl<'a> Reader<'a> {
                 self.pos += n;
                 Ok(s)
             }
-            None => Err(self.err(
-                self.pos,
-                format!(
-                    "unexpected end of key: {n} payload bytes needed, {} left",
-                    self.bytes.len() - self.pos
-                ),
-            )),
+            None => Err(self.short(n)),
         }
+    }
+
+    /// The error for a payload of `n` bytes that the key does not hold.
+    #[cold]
+    pub(crate) fn short(&self, n: usize) -> DecodeError {
+        self.err(
+            self.pos,
+            format!(
+                "unexpected end of key: {n} payload bytes needed, {} left",
+                self.bytes.len() - self.pos
+            ),
+        )
     }
 
     /// Reads a top-level element: its direction comes from its first byte.

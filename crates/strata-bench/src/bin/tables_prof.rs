@@ -1,0 +1,171 @@
+//! Read-path profiling harness for Strata tables (not a peer comparison): builds the
+//! `tables` benchmark's table (PARTS partitions × PER items: user text partition, ts int sort
+//! key, a 64-byte body and an int), compacts it, then runs one workload in a function of its
+//! own, so that `valgrind --tool=callgrind --toggle-collect='*prof_*'` counts only that
+//! workload's instructions.
+//!
+//! ```text
+//! tables_prof --dir D [--parts P] [--per N] --phase load|get|query|range|scan --ops K
+//! ```
+//! The database in `D` is built on first use and reused (delete `D` to rebuild); `load`
+//! always builds a fresh one in `D`.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use strata::{
+    Batch, Db, DbOptions, Item, Key, KeyField, Query, Scan, SortCondition, Table, TableSchema,
+};
+use strata_key::{Kind, Value};
+
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+fn user(p: usize) -> String {
+    format!("user{p:06}")
+}
+
+fn body(p: usize, s: usize) -> String {
+    let mut b = format!("body of {p}/{s} ");
+    while b.len() < 64 {
+        b.push((b'a' + (b.len() % 26) as u8) as char);
+    }
+    b
+}
+
+fn schema() -> TableSchema {
+    TableSchema::new("items", vec![KeyField::new("user", Kind::Text)])
+        .with_sort(vec![KeyField::new("ts", Kind::Int)])
+}
+
+#[inline(never)]
+fn prof_load(db: &Db, t: &Table, parts: usize, per: usize) {
+    let mut batch = Batch::new();
+    for p in 0..parts {
+        for s in 0..per {
+            let item = Item::new()
+                .with("user", user(p))
+                .with("ts", s as i64)
+                .with("body", body(p, s))
+                .with("n", (p * per + s) as i64);
+            batch.put(t, &item).expect("put");
+            if batch.len() == 1000 {
+                db.write(std::mem::take(&mut batch)).expect("write");
+            }
+        }
+    }
+    db.write(batch).expect("write");
+}
+
+#[inline(never)]
+fn prof_get(t: &Table, parts: usize, per: usize, ops: usize) -> usize {
+    let mut rng = Rng(7);
+    let mut n = 0;
+    for _ in 0..ops {
+        let (p, s) = (rng.below(parts), rng.below(per));
+        let k = Key::new(vec![Value::from(user(p))], vec![Value::Int(s as i128)]);
+        n += t.get(&k).expect("get").map_or(0, |i| i.len());
+    }
+    n
+}
+
+#[inline(never)]
+fn prof_query(t: &Table, parts: usize, ops: usize) -> usize {
+    let mut rng = Rng(8);
+    let mut n = 0;
+    for _ in 0..ops {
+        let q = Query::new(vec![Value::from(user(rng.below(parts)))]).limit(100);
+        n += t.query(&q).expect("query").items.len();
+    }
+    n
+}
+
+#[inline(never)]
+fn prof_range(t: &Table, parts: usize, ops: usize) -> usize {
+    let mut rng = Rng(9);
+    let mut n = 0;
+    for _ in 0..ops {
+        let q = Query::new(vec![Value::from(user(rng.below(parts)))]).sort(SortCondition::Between(
+            vec![Value::Int(20)],
+            vec![Value::Int(39)],
+        ));
+        n += t.query(&q).expect("query").items.len();
+    }
+    n
+}
+
+#[inline(never)]
+fn prof_scan(t: &Table) -> usize {
+    let mut s = Scan::all().limit(10_000);
+    let mut count = 0;
+    loop {
+        let page = t.scan(&s).expect("scan");
+        count += page.items.len();
+        match page.last_key {
+            Some(k) => s.after = Some(k),
+            None => return count,
+        }
+    }
+}
+
+fn open(dir: &Path) -> (Db, Table) {
+    let db = Db::open_with(dir, DbOptions::default()).expect("open");
+    let t = match db.table("items") {
+        Ok(t) => t,
+        Err(_) => db.create_table(schema()).expect("create"),
+    };
+    (db, t)
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let arg = |name: &str| {
+        args.iter()
+            .position(|a| a == name)
+            .and_then(|i| args.get(i + 1))
+            .cloned()
+    };
+    let dir = PathBuf::from(arg("--dir").expect("--dir D"));
+    let parts: usize = arg("--parts").map_or(1000, |s| s.parse().expect("--parts"));
+    let per: usize = arg("--per").map_or(100, |s| s.parse().expect("--per"));
+    let ops: usize = arg("--ops").map_or(1000, |s| s.parse().expect("--ops"));
+    let phase = arg("--phase").unwrap_or_else(|| "query".into());
+    if phase == "load" {
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    let fresh = !dir.exists();
+    let (db, t) = open(&dir);
+    if fresh && phase != "load" {
+        let t0 = Instant::now();
+        prof_load(&db, &t, parts, per);
+        db.compact().expect("compact");
+        eprintln!("built {} items in {:?}", parts * per, t0.elapsed());
+    }
+    let t0 = Instant::now();
+    let r = match phase.as_str() {
+        "load" => {
+            prof_load(&db, &t, parts, per);
+            parts * per
+        }
+        "get" => prof_get(&t, parts, per, ops),
+        "query" => prof_query(&t, parts, ops),
+        "range" => prof_range(&t, parts, ops),
+        "scan" => prof_scan(&t),
+        other => panic!("unknown phase {other}"),
+    };
+    println!(
+        "{phase} ops={ops} result={r} secs={:.3}",
+        t0.elapsed().as_secs_f64()
+    );
+    db.close().expect("close");
+}
