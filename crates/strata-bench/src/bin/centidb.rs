@@ -434,9 +434,7 @@ fn main() {
             mib(r["logical"].as_u64()),
             mib(disk),
             ratio(disk, plain_disk),
-            ratio(sqlite_disk, disk)
-                .replace('×', "× smaller")
-                .replace("1.00× smaller", "1.00×"),
+            ratio(disk, sqlite_disk),
             r["rss_kib"].as_u64().unwrap_or(0) as f64 / 1024.0
         );
     }
