@@ -464,16 +464,28 @@ impl Hyperdb {
     }
 
     fn batch_inner(&mut self, ops: &[BatchOp]) -> Result<Vec<Arc<Node>>> {
-        let mut blocks = Vec::with_capacity(ops.len());
+        // Every block is encoded into one buffer; `ends[k]` is where block `k` ends.
+        let mut buf = Vec::new();
+        let mut ends = Vec::with_capacity(ops.len());
         for op in ops {
             let (key, value, delete) = match op {
                 BatchOp::Put { key, value } => (key.as_str(), value.as_deref(), false),
                 BatchOp::Del { key } => (key.as_str(), None, true),
             };
             let (node, _) = self.build(path::normalize(key), value, delete)?;
-            blocks.push(self.encode_next(&node));
+            self.encode_next_into(&node, &mut buf);
+            ends.push(buf.len());
             self.pending.borrow_mut().push(Arc::new(node));
         }
+        let mut start = 0;
+        let blocks: Vec<&[u8]> = ends
+            .iter()
+            .map(|&end| {
+                let b = &buf[start..end];
+                start = end;
+                b
+            })
+            .collect();
         self.feed.append(&blocks)?;
         let nodes: Vec<Arc<Node>> = std::mem::take(&mut *self.pending.borrow_mut());
         self.after_append(&nodes);
@@ -482,6 +494,14 @@ impl Hyperdb {
 
     /// Encodes `node` (the next entry), as an InflatedEntry when none was written yet.
     fn encode_next(&mut self, node: &Node) -> Vec<u8> {
+        let mut out =
+            Vec::with_capacity(256 + node.key.len() + node.value.as_ref().map_or(0, Vec::len));
+        self.encode_next_into(node, &mut out);
+        out
+    }
+
+    /// [`Hyperdb::encode_next`], appended to `out`.
+    fn encode_next_into(&mut self, node: &Node, out: &mut Vec<u8>) {
         if node.inflate == node.seq && self.inflate != node.seq {
             self.inflate = node.seq;
             let feeds = [self.feed.public_key()];
@@ -489,9 +509,9 @@ impl Hyperdb {
                 feeds: &feeds,
                 content_feed: self.content_feed,
             };
-            node.encode(Some(&inf))
+            node.encode_into(Some(&inf), out);
         } else {
-            node.encode(None)
+            node.encode_into(None, out);
         }
     }
 

@@ -165,7 +165,12 @@ impl<'a> ListIter<'a> {
                 let mut values = buckets[usize::from(sv)].clone();
                 if Some(sv) == val {
                     if values.is_empty() {
-                        self.push_node(node.clone(), i + 1);
+                        // The node goes on at the next index. Not recorded in `seen`: this
+                        // frame is unique when its parent frame is, and a hostile trie that
+                        // also points at (node, i + 1) costs at most one more walk of the node's
+                        // levels per pointer (bounded by the frame budget). Skipping the set
+                        // here saves most of its inserts.
+                        self.stack.push(Frame::Node(node.clone(), i + 1));
                     } else {
                         self.push_prefix(path.prefix_with(i, sv));
                     }

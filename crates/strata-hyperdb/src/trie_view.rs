@@ -165,7 +165,7 @@ pub struct TrieBytes(SmallVec<[u8; INLINE]>);
 /// Collects the level table and the encoding of a trie.
 #[derive(Default)]
 struct TableBuilder {
-    table: Vec<u8>,
+    table: SmallVec<[u8; 16 * ENTRY]>,
     levels: u32,
 }
 
@@ -417,13 +417,17 @@ impl LevelBuf {
         }
         let out = &mut trie.bytes;
         trie.table.level(index, out.len());
-        varint::encode(index as u64, out);
-        varint::encode(bits, out);
+        let mut put = |v: u64| {
+            let (b, n) = varint::encode_array(v);
+            out.extend_from_slice(&b[..n]);
+        };
+        put(index as u64);
+        put(bits);
         for b in &mut self.buckets {
             for (j, p) in b.iter().enumerate() {
                 let more = u64::from(j + 1 < b.len());
-                varint::encode(p.feed * 2 + more, out);
-                varint::encode(p.seq, out);
+                put(p.feed * 2 + more);
+                put(p.seq);
             }
             b.clear();
         }
@@ -434,7 +438,7 @@ impl LevelBuf {
 #[derive(Default)]
 pub(crate) struct TrieWriter {
     table: TableBuilder,
-    bytes: Vec<u8>,
+    bytes: SmallVec<[u8; INLINE]>,
 }
 
 impl TrieWriter {

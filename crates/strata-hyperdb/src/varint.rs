@@ -9,6 +9,20 @@ pub fn encode(mut v: u64, out: &mut Vec<u8>) {
     out.push(v as u8);
 }
 
+/// The encoding of `v` (as [`encode`] writes it) in a buffer: `(bytes, length)`.
+#[inline]
+pub fn encode_array(mut v: u64) -> ([u8; 10], usize) {
+    let mut out = [0u8; 10];
+    let mut n = 0;
+    while v >= 0x80 {
+        out[n] = (v as u8) | 0x80;
+        v >>= 7;
+        n += 1;
+    }
+    out[n] = v as u8;
+    (out, n + 1)
+}
+
 /// Number of bytes [`encode`] writes for `v`.
 pub fn encoded_len(v: u64) -> usize {
     let bits = 64 - (v | 1).leading_zeros() as usize;
@@ -79,6 +93,8 @@ mod tests {
             let mut out = Vec::new();
             encode(v, &mut out);
             assert_eq!(out.len(), encoded_len(v));
+            let (a, n) = encode_array(v);
+            assert_eq!(&a[..n], &out[..]);
             let mut pos = 0;
             assert_eq!(decode(&out, &mut pos), Ok(v));
             assert_eq!(pos, out.len());

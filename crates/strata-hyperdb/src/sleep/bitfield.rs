@@ -259,16 +259,57 @@ impl Bitfield {
 
     /// Takes the pages changed since the last call, as `(page number, page bytes)`.
     pub fn take_updates(&mut self) -> Vec<(u64, Vec<u8>)> {
-        let updated = std::mem::take(&mut self.updated);
-        updated
-            .into_iter()
-            .map(|j| {
-                let bytes = match self.pages.get(j as usize) {
-                    Some(Some(p)) => p.to_vec(),
-                    _ => vec![0u8; self.page_size],
-                };
-                (j, bytes)
-            })
-            .collect()
+        let mut out = Vec::new();
+        let _ = self.drain_updates(|j, bytes| {
+            out.push((j, bytes.to_vec()));
+            Ok::<(), ()>(())
+        });
+        out
+    }
+
+    /// Hands each page changed since the last call to `write` (page number, page bytes), in
+    /// ascending page order, without copying it. A page that `write` fails on, and those
+    /// after it, stay marked as changed.
+    pub fn drain_updates<E>(
+        &mut self,
+        mut write: impl FnMut(u64, &[u8]) -> Result<(), E>,
+    ) -> Result<(), E> {
+        while let Some(j) = self.updated.pop_first() {
+            let done = match self.pages.get(j as usize) {
+                Some(Some(p)) => write(j, p),
+                _ => write(j, &vec![0u8; self.page_size]),
+            };
+            if let Err(e) = done {
+                self.updated.insert(j);
+                return Err(e);
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn drain_updates_hands_out_changed_pages_once_and_keeps_failed_ones() {
+        let mut b = Bitfield::new(3584, Vec::new());
+        b.set_block(0);
+        b.set_tree(0);
+        let mut seen = Vec::new();
+        let failed: Result<(), &str> = b.drain_updates(|_, _| Err("disk full"));
+        assert_eq!(failed, Err("disk full"));
+        b.drain_updates(|j, page| {
+            seen.push((j, page.len(), page[0]));
+            Ok::<(), ()>(())
+        })
+        .unwrap();
+        assert_eq!(seen.len(), 1, "the page that failed is written again");
+        assert_eq!(seen[0].1, 3584);
+        assert_ne!(seen[0].2, 0, "block 0 is marked in the data section");
+        assert!(b.take_updates().is_empty(), "nothing changed since");
+        b.set_block(1);
+        assert_eq!(b.take_updates().len(), 1);
     }
 }

@@ -368,12 +368,10 @@ impl Feed {
         }
         self.roots = roots;
         let page_size = self.bitfield.page_size() as u64;
-        for (j, page) in self.bitfield.take_updates() {
-            self.files
-                .bitfield
-                .write_at(HEADER + j * page_size, &page)
-                .map_err(io_err("bitfield"))?;
-        }
+        let file = &mut self.files.bitfield;
+        self.bitfield
+            .drain_updates(|j, page| file.write_at(HEADER + j * page_size, page))
+            .map_err(io_err("bitfield"))?;
         Ok(())
     }
 
