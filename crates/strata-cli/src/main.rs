@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod centidb;
 mod error;
 mod hyperdb;
 mod key;
@@ -22,7 +23,7 @@ pub use error::CliError;
 #[derive(Parser)]
 #[command(name = "strata", version, about)]
 struct Cli {
-    /// Database directory (for `kv` and `table`).
+    /// Database directory (for `kv`, `table` and `centidb`).
     #[arg(long, global = true)]
     db: Option<PathBuf>,
     /// The database on an etcd cluster instead of a directory (for `kv`, `table`, `serve`):
@@ -43,6 +44,8 @@ enum Command {
     Table(table::TableArgs),
     /// hyperdb (DEP-0004) databases.
     Hyperdb(hyperdb::HyperdbArgs),
+    /// The centidb record store: collections, indexes, counters, batch compression.
+    Centidb(centidb::CentidbArgs),
     /// A DynamoDB-compatible HTTP endpoint (AWS SDKs and CLI talk to it).
     Serve(serve::ServeArgs),
 }
@@ -87,6 +90,7 @@ fn main() -> ExitCode {
         Command::Kv(a) => kv::run(a, store),
         Command::Table(a) => table::run(a, store),
         Command::Hyperdb(a) => hyperdb::run(a),
+        Command::Centidb(a) => centidb::run(a, store),
         Command::Serve(a) => serve::run(a, store),
     });
     match result {
