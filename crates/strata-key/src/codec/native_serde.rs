@@ -207,6 +207,7 @@ impl<'a> KeySerializer<'a> {
         self.scalar(false, |o| encode_i64(v, o))
     }
 
+    #[inline]
     fn open(&mut self) -> Result<Compound<'_, 'a>> {
         let kind = match self.level {
             0 => {
@@ -237,10 +238,12 @@ impl<'a> KeySerializer<'a> {
 }
 
 impl Compound<'_, '_> {
+    #[inline]
     fn element<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<()> {
         v.serialize(&mut *self.s)
     }
 
+    #[inline]
     fn close(self) -> Result<()> {
         match self.kind {
             CompoundKind::Flat => self.s.level = 0,
@@ -267,9 +270,11 @@ macro_rules! compound_impl {
         impl ser::$trait for Compound<'_, '_> {
             type Ok = ();
             type Error = KeySerdeError;
+            #[inline]
             fn $method<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<()> {
                 self.element(v)
             }
+            #[inline]
             fn end(self) -> Result<()> {
                 self.close()
             }
@@ -284,9 +289,11 @@ compound_impl!(SerializeTupleVariant, serialize_field);
 impl ser::SerializeStruct for Compound<'_, '_> {
     type Ok = ();
     type Error = KeySerdeError;
+    #[inline]
     fn serialize_field<T: Serialize + ?Sized>(&mut self, _key: &'static str, v: &T) -> Result<()> {
         self.element(v)
     }
+    #[inline]
     fn end(self) -> Result<()> {
         self.close()
     }
@@ -295,9 +302,11 @@ impl ser::SerializeStruct for Compound<'_, '_> {
 impl ser::SerializeStructVariant for Compound<'_, '_> {
     type Ok = ();
     type Error = KeySerdeError;
+    #[inline]
     fn serialize_field<T: Serialize + ?Sized>(&mut self, _key: &'static str, v: &T) -> Result<()> {
         self.element(v)
     }
+    #[inline]
     fn end(self) -> Result<()> {
         self.close()
     }
@@ -306,12 +315,15 @@ impl ser::SerializeStructVariant for Compound<'_, '_> {
 impl ser::SerializeMap for Compound<'_, '_> {
     type Ok = ();
     type Error = KeySerdeError;
+    #[inline]
     fn serialize_key<T: Serialize + ?Sized>(&mut self, k: &T) -> Result<()> {
         self.element(k)
     }
+    #[inline]
     fn serialize_value<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<()> {
         self.element(v)
     }
+    #[inline]
     fn end(self) -> Result<()> {
         self.close()
     }
@@ -328,42 +340,54 @@ impl<'s, 'a> ser::Serializer for &'s mut KeySerializer<'a> {
     type SerializeStruct = Compound<'s, 'a>;
     type SerializeStructVariant = Compound<'s, 'a>;
 
+    #[inline]
     fn serialize_bool(self, v: bool) -> Result<()> {
         self.scalar(false, |o| o.push(if v { TAG_TRUE } else { TAG_FALSE }))
     }
+    #[inline]
     fn serialize_i8(self, v: i8) -> Result<()> {
         self.i64(v.into())
     }
+    #[inline]
     fn serialize_i16(self, v: i16) -> Result<()> {
         self.i64(v.into())
     }
+    #[inline]
     fn serialize_i32(self, v: i32) -> Result<()> {
         self.i64(v.into())
     }
+    #[inline]
     fn serialize_i64(self, v: i64) -> Result<()> {
         self.i64(v)
     }
+    #[inline]
     fn serialize_i128(self, v: i128) -> Result<()> {
         self.int(v)
     }
+    #[inline]
     fn serialize_u8(self, v: u8) -> Result<()> {
         self.i64(v.into())
     }
+    #[inline]
     fn serialize_u16(self, v: u16) -> Result<()> {
         self.i64(v.into())
     }
+    #[inline]
     fn serialize_u32(self, v: u32) -> Result<()> {
         self.i64(v.into())
     }
+    #[inline]
     fn serialize_u64(self, v: u64) -> Result<()> {
         self.scalar(false, |o| encode_u64(v, o))
     }
+    #[inline]
     fn serialize_u128(self, v: u128) -> Result<()> {
         let v = i128::try_from(v).map_err(|_| {
             KeySerdeError::Message(format!("u128 {v} exceeds the key integer range"))
         })?;
         self.int(v)
     }
+    #[inline]
     fn serialize_f32(self, v: f32) -> Result<()> {
         self.scalar(false, |o| {
             o.push(TAG_F32);
@@ -371,37 +395,46 @@ impl<'s, 'a> ser::Serializer for &'s mut KeySerializer<'a> {
             o.push(TRAILER);
         })
     }
+    #[inline]
     fn serialize_f64(self, v: f64) -> Result<()> {
         self.scalar(false, |o| put_f64(o, v))
     }
+    #[inline]
     fn serialize_char(self, v: char) -> Result<()> {
         let mut buf = [0u8; 4];
         self.serialize_str(v.encode_utf8(&mut buf))
     }
+    #[inline]
     fn serialize_str(self, v: &str) -> Result<()> {
         self.scalar(false, |o| {
             o.push(TAG_TEXT);
             put_escaped(o, v.as_bytes());
         })
     }
+    #[inline]
     fn serialize_bytes(self, v: &[u8]) -> Result<()> {
         self.scalar(false, |o| {
             o.push(TAG_BYTES);
             put_escaped(o, v);
         })
     }
+    #[inline]
     fn serialize_none(self) -> Result<()> {
         self.scalar(true, |_| {})
     }
+    #[inline]
     fn serialize_some<T: Serialize + ?Sized>(self, v: &T) -> Result<()> {
         v.serialize(self)
     }
+    #[inline]
     fn serialize_unit(self) -> Result<()> {
         self.scalar(true, |_| {})
     }
+    #[inline]
     fn serialize_unit_struct(self, _name: &'static str) -> Result<()> {
         self.serialize_unit()
     }
+    #[inline]
     fn serialize_unit_variant(
         self,
         _name: &'static str,
@@ -410,6 +443,7 @@ impl<'s, 'a> ser::Serializer for &'s mut KeySerializer<'a> {
     ) -> Result<()> {
         self.int(index.into())
     }
+    #[inline]
     fn serialize_newtype_struct<T: Serialize + ?Sized>(
         self,
         name: &'static str,
@@ -422,6 +456,7 @@ impl<'s, 'a> ser::Serializer for &'s mut KeySerializer<'a> {
         }
         v.serialize(self)
     }
+    #[inline]
     fn serialize_newtype_variant<T: Serialize + ?Sized>(
         self,
         _name: &'static str,
@@ -434,12 +469,15 @@ impl<'s, 'a> ser::Serializer for &'s mut KeySerializer<'a> {
         c.element(v)?;
         c.close()
     }
+    #[inline]
     fn serialize_seq(self, _len: Option<usize>) -> Result<Self::SerializeSeq> {
         self.open()
     }
+    #[inline]
     fn serialize_tuple(self, _len: usize) -> Result<Self::SerializeTuple> {
         self.open()
     }
+    #[inline]
     fn serialize_tuple_struct(
         self,
         _name: &'static str,
@@ -447,6 +485,7 @@ impl<'s, 'a> ser::Serializer for &'s mut KeySerializer<'a> {
     ) -> Result<Self::SerializeTupleStruct> {
         self.open()
     }
+    #[inline]
     fn serialize_tuple_variant(
         self,
         _name: &'static str,
@@ -458,12 +497,15 @@ impl<'s, 'a> ser::Serializer for &'s mut KeySerializer<'a> {
         c.element(&index)?;
         Ok(c)
     }
+    #[inline]
     fn serialize_map(self, _len: Option<usize>) -> Result<Self::SerializeMap> {
         self.open()
     }
+    #[inline]
     fn serialize_struct(self, _name: &'static str, _len: usize) -> Result<Self::SerializeStruct> {
         self.open()
     }
+    #[inline]
     fn serialize_struct_variant(
         self,
         _name: &'static str,
@@ -475,6 +517,7 @@ impl<'s, 'a> ser::Serializer for &'s mut KeySerializer<'a> {
         c.element(&index)?;
         Ok(c)
     }
+    #[inline]
     fn is_human_readable(&self) -> bool {
         false
     }
@@ -493,6 +536,7 @@ struct KeyDeserializer<'de> {
 impl<'de> KeyDeserializer<'de> {
     /// At the root or between top-level elements: set the complement mask from the element's
     /// first byte. Returns the element's tag (relative).
+    #[inline]
     fn begin_element(&mut self) -> Result<u8> {
         if self.level >= 2 {
             return self.peek_tag();
@@ -516,10 +560,12 @@ impl<'de> KeyDeserializer<'de> {
         Ok(raw ^ self.r.mask)
     }
 
+    #[inline]
     fn r_bytes(&self) -> &'de [u8] {
         self.r.bytes()
     }
 
+    #[inline]
     fn peek_tag(&self) -> Result<u8> {
         match self.r_bytes().get(self.r.pos) {
             Some(b) => Ok(b ^ self.r.mask),
@@ -528,12 +574,14 @@ impl<'de> KeyDeserializer<'de> {
     }
 
     /// After a scalar element at the top level, clear the mask.
+    #[inline]
     fn end_element(&mut self) {
         if self.level < 2 {
             self.r.mask = 0;
         }
     }
 
+    #[inline]
     fn int(&mut self) -> Result<i128> {
         let tag = self.begin_element()?;
         let at = self.r.pos;
@@ -549,6 +597,7 @@ impl<'de> KeyDeserializer<'de> {
         Ok(v)
     }
 
+    #[inline]
     fn decimal(&mut self) -> Result<crate::Decimal> {
         let tag = self.begin_element()?;
         if tag != TAG_DECIMAL {
@@ -567,6 +616,7 @@ impl<'de> KeyDeserializer<'de> {
     }
 
     /// Positions the reader after the tag of a string element of tag `want`.
+    #[inline]
     fn string_tag(&mut self, want: u8) -> Result<()> {
         let tag = self.begin_element()?;
         if tag != want {
@@ -584,6 +634,7 @@ impl<'de> KeyDeserializer<'de> {
     }
 
     /// Reads a text element into a `String` of exactly its length.
+    #[inline]
     fn text(&mut self) -> Result<String> {
         self.string_tag(TAG_TEXT)?;
         let at = self.r.pos;
@@ -604,6 +655,7 @@ impl<'de> KeyDeserializer<'de> {
     }
 
     /// Opens a compound: the root's members are the top-level elements; below, a nested tuple.
+    #[inline]
     fn open(&mut self) -> Result<SeqKind> {
         if self.level == 0 {
             self.level = 1;
@@ -632,6 +684,7 @@ impl<'de> KeyDeserializer<'de> {
         Ok(kind)
     }
 
+    #[inline]
     fn close(&mut self, kind: SeqKind) -> Result<()> {
         match kind {
             SeqKind::Top => {
@@ -659,6 +712,7 @@ impl<'de> KeyDeserializer<'de> {
         }
     }
 
+    #[inline]
     fn with_seq<V: Visitor<'de>>(&mut self, visitor: V) -> Result<V::Value> {
         let kind = self.open()?;
         let v = visitor.visit_seq(Seq { d: self, kind })?;
@@ -681,6 +735,7 @@ struct Seq<'a, 'de> {
 
 impl<'de> SeqAccess<'de> for Seq<'_, 'de> {
     type Error = KeySerdeError;
+    #[inline]
     fn next_element_seed<T: DeserializeSeed<'de>>(&mut self, seed: T) -> Result<Option<T::Value>> {
         let more = match self.kind {
             SeqKind::Top => !self.d.r.at_end(),
@@ -703,6 +758,7 @@ struct Enum<'a, 'de> {
 impl<'a, 'de> EnumAccess<'de> for Enum<'a, 'de> {
     type Error = KeySerdeError;
     type Variant = Self;
+    #[inline]
     fn variant_seed<V: DeserializeSeed<'de>>(self, seed: V) -> Result<(V::Value, Self)> {
         let idx = self.d.int()?;
         let idx = u32::try_from(idx)
@@ -714,12 +770,14 @@ impl<'a, 'de> EnumAccess<'de> for Enum<'a, 'de> {
 
 impl<'de> VariantAccess<'de> for Enum<'_, 'de> {
     type Error = KeySerdeError;
+    #[inline]
     fn unit_variant(self) -> Result<()> {
         match self.kind {
             None => Ok(()),
             Some(k) => self.d.close(k),
         }
     }
+    #[inline]
     fn newtype_variant_seed<T: DeserializeSeed<'de>>(self, seed: T) -> Result<T::Value> {
         let kind = self
             .kind
@@ -728,6 +786,7 @@ impl<'de> VariantAccess<'de> for Enum<'_, 'de> {
         self.d.close(kind)?;
         Ok(v)
     }
+    #[inline]
     fn tuple_variant<V: Visitor<'de>>(self, _len: usize, visitor: V) -> Result<V::Value> {
         let kind = self
             .kind
@@ -739,6 +798,7 @@ impl<'de> VariantAccess<'de> for Enum<'_, 'de> {
         self.d.close(kind)?;
         Ok(v)
     }
+    #[inline]
     fn struct_variant<V: Visitor<'de>>(
         self,
         fields: &'static [&'static str],
@@ -750,6 +810,7 @@ impl<'de> VariantAccess<'de> for Enum<'_, 'de> {
 
 macro_rules! de_int {
     ($method:ident, $visit:ident, $t:ty) => {
+        #[inline]
         fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
             let at = self.r.pos;
             let v = self.int()?;
@@ -767,6 +828,7 @@ macro_rules! de_int {
 impl<'de> de::Deserializer<'de> for &mut KeyDeserializer<'de> {
     type Error = KeySerdeError;
 
+    #[inline]
     fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
         if self.level == 0 {
             // The root of a self-described key: a sequence of top-level elements.
@@ -823,6 +885,7 @@ impl<'de> de::Deserializer<'de> for &mut KeyDeserializer<'de> {
         }
     }
 
+    #[inline]
     fn deserialize_bool<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
         let tag = self.begin_element()?;
         match tag {
@@ -852,6 +915,7 @@ impl<'de> de::Deserializer<'de> for &mut KeyDeserializer<'de> {
     de_int!(deserialize_u64, visit_u64, u64);
     de_int!(deserialize_u128, visit_u128, u128);
 
+    #[inline]
     fn deserialize_f32<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
         let tag = self.begin_element()?;
         if tag != TAG_F32 {
@@ -871,6 +935,7 @@ impl<'de> de::Deserializer<'de> for &mut KeyDeserializer<'de> {
         visitor.visit_f32(unordered_f32(u))
     }
 
+    #[inline]
     fn deserialize_f64<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
         let tag = self.begin_element()?;
         if tag != TAG_F64 && tag != TAG_F64_HI {
@@ -888,6 +953,7 @@ impl<'de> de::Deserializer<'de> for &mut KeyDeserializer<'de> {
         visitor.visit_f64(f)
     }
 
+    #[inline]
     fn deserialize_char<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
         let at = self.r.pos;
         let s = self.text()?;
@@ -898,14 +964,17 @@ impl<'de> de::Deserializer<'de> for &mut KeyDeserializer<'de> {
         }
     }
 
+    #[inline]
     fn deserialize_str<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
         visitor.visit_string(self.text()?)
     }
 
+    #[inline]
     fn deserialize_string<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
         self.deserialize_str(visitor)
     }
 
+    #[inline]
     fn deserialize_bytes<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
         if self.level >= 1 && matches!(self.peek_top_tag()?, TAG_UUID | TAG_UUID_HI) {
             return self.deserialize_any(visitor);
@@ -933,10 +1002,12 @@ impl<'de> de::Deserializer<'de> for &mut KeyDeserializer<'de> {
         visitor.visit_byte_buf(buf)
     }
 
+    #[inline]
     fn deserialize_byte_buf<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
         self.deserialize_bytes(visitor)
     }
 
+    #[inline]
     fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
         let tag = self.begin_element()?;
         if self.is_null_tag(tag) {
@@ -948,6 +1019,7 @@ impl<'de> de::Deserializer<'de> for &mut KeyDeserializer<'de> {
         }
     }
 
+    #[inline]
     fn deserialize_unit<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
         let tag = self.begin_element()?;
         if self.is_null_tag(tag) {
@@ -962,6 +1034,7 @@ impl<'de> de::Deserializer<'de> for &mut KeyDeserializer<'de> {
         }
     }
 
+    #[inline]
     fn deserialize_unit_struct<V: Visitor<'de>>(
         self,
         _name: &'static str,
@@ -970,6 +1043,7 @@ impl<'de> de::Deserializer<'de> for &mut KeyDeserializer<'de> {
         self.deserialize_unit(visitor)
     }
 
+    #[inline]
     fn deserialize_newtype_struct<V: Visitor<'de>>(
         self,
         name: &'static str,
@@ -982,14 +1056,17 @@ impl<'de> de::Deserializer<'de> for &mut KeyDeserializer<'de> {
         visitor.visit_newtype_struct(self)
     }
 
+    #[inline]
     fn deserialize_seq<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
         self.with_seq(visitor)
     }
 
+    #[inline]
     fn deserialize_tuple<V: Visitor<'de>>(self, _len: usize, visitor: V) -> Result<V::Value> {
         self.with_seq(visitor)
     }
 
+    #[inline]
     fn deserialize_tuple_struct<V: Visitor<'de>>(
         self,
         _name: &'static str,
@@ -999,6 +1076,7 @@ impl<'de> de::Deserializer<'de> for &mut KeyDeserializer<'de> {
         self.with_seq(visitor)
     }
 
+    #[inline]
     fn deserialize_map<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
         let kind = self.open()?;
         let v = visitor.visit_map(Seq { d: self, kind })?;
@@ -1006,6 +1084,7 @@ impl<'de> de::Deserializer<'de> for &mut KeyDeserializer<'de> {
         Ok(v)
     }
 
+    #[inline]
     fn deserialize_struct<V: Visitor<'de>>(
         self,
         _name: &'static str,
@@ -1015,6 +1094,7 @@ impl<'de> de::Deserializer<'de> for &mut KeyDeserializer<'de> {
         self.with_seq(visitor)
     }
 
+    #[inline]
     fn deserialize_enum<V: Visitor<'de>>(
         self,
         _name: &'static str,
@@ -1044,14 +1124,17 @@ impl<'de> de::Deserializer<'de> for &mut KeyDeserializer<'de> {
         }
     }
 
+    #[inline]
     fn deserialize_identifier<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
         self.deserialize_any(visitor)
     }
 
+    #[inline]
     fn deserialize_ignored_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
         self.deserialize_any(visitor)
     }
 
+    #[inline]
     fn is_human_readable(&self) -> bool {
         false
     }
@@ -1059,10 +1142,12 @@ impl<'de> de::Deserializer<'de> for &mut KeyDeserializer<'de> {
 
 impl<'de> KeyDeserializer<'de> {
     /// NULL tags: nulls-last only at the top level (inside tuples NULL always sorts first).
+    #[inline]
     fn is_null_tag(&self, tag: u8) -> bool {
         tag == TAG_NULL_FIRST || (tag == TAG_NULL_LAST && self.level < 2)
     }
 
+    #[inline]
     fn peek_top_tag(&mut self) -> Result<u8> {
         if self.level >= 2 {
             self.peek_tag()
@@ -1076,9 +1161,11 @@ impl<'de> KeyDeserializer<'de> {
 /// Maps are tuples of alternating keys and values: the same sequence access.
 impl<'de> de::MapAccess<'de> for Seq<'_, 'de> {
     type Error = KeySerdeError;
+    #[inline]
     fn next_key_seed<K: DeserializeSeed<'de>>(&mut self, seed: K) -> Result<Option<K::Value>> {
         self.next_element_seed(seed)
     }
+    #[inline]
     fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value> {
         seed.deserialize(&mut *self.d)
     }
