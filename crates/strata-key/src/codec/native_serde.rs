@@ -542,22 +542,49 @@ impl<'de> KeyDeserializer<'de> {
             return self.peek_tag();
         }
         let Some(&raw) = self.r_bytes().get(self.r.pos) else {
-            return Err(self.r.err(self.r.pos, "unexpected end of key").into());
+            return Err(self.bad_start());
         };
         self.r.mask = match raw {
             0x02..=0x7f => 0,
             0x80..=0xfd => 0xff,
-            _ => {
-                return Err(self
-                    .r
-                    .err(
-                        self.r.pos,
-                        format!("byte 0x{raw:02x} cannot start an element"),
-                    )
-                    .into())
-            }
+            _ => return Err(self.bad_start()),
         };
         Ok(raw ^ self.r.mask)
+    }
+
+    /// The error for a top-level element that is missing or starts with `00`, `01`, `fe` or
+    /// `ff`.
+    #[cold]
+    #[inline(never)]
+    fn bad_start(&self) -> KeySerdeError {
+        match self.r_bytes().get(self.r.pos) {
+            None => self.r.err(self.r.pos, "unexpected end of key").into(),
+            Some(raw) => self
+                .r
+                .err(
+                    self.r.pos,
+                    format!("byte 0x{raw:02x} cannot start an element"),
+                )
+                .into(),
+        }
+    }
+
+    /// The error for integer `v` at `at` that does not fit the type `ty`.
+    #[cold]
+    #[inline(never)]
+    fn out_of_range(&self, at: usize, v: i128, ty: &str) -> KeySerdeError {
+        self.r
+            .err(at, format!("integer {v} out of range for {ty}"))
+            .into()
+    }
+
+    /// The error for an element of tag `tag` where `what` was expected.
+    #[cold]
+    #[inline(never)]
+    fn wrong_tag(&self, what: &str, tag: u8) -> KeySerdeError {
+        self.r
+            .err(self.r.pos, format!("expected {what}, found tag 0x{tag:02x}"))
+            .into()
     }
 
     #[inline]
@@ -581,15 +608,12 @@ impl<'de> KeyDeserializer<'de> {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn int(&mut self) -> Result<i128> {
         let tag = self.begin_element()?;
         let at = self.r.pos;
         if !(TAG_INT_MIN..=TAG_INT_MAX).contains(&tag) {
-            return Err(self
-                .r
-                .err(at, format!("expected an integer, found tag 0x{tag:02x}"))
-                .into());
+            return Err(self.wrong_tag("an integer", tag));
         }
         self.r.pos += 1;
         let v = self.r.int_after_tag(tag, at)?;
@@ -621,13 +645,7 @@ impl<'de> KeyDeserializer<'de> {
         let tag = self.begin_element()?;
         if tag != want {
             let what = if want == TAG_TEXT { "text" } else { "bytes" };
-            return Err(self
-                .r
-                .err(
-                    self.r.pos,
-                    format!("expected {what}, found tag 0x{tag:02x}"),
-                )
-                .into());
+            return Err(self.wrong_tag(what, tag));
         }
         self.r.pos += 1;
         Ok(())
@@ -811,15 +829,13 @@ impl<'de> VariantAccess<'de> for Enum<'_, 'de> {
 macro_rules! de_int {
     ($method:ident, $visit:ident, $t:ty) => {
         #[inline]
+        #[allow(irrefutable_let_patterns)] // i128 from i128
         fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
             let at = self.r.pos;
             let v = self.int()?;
-            let v = <$t>::try_from(v).map_err(|_| {
-                self.r.err(
-                    at,
-                    format!("integer {v} out of range for {}", stringify!($t)),
-                )
-            })?;
+            let Ok(v) = <$t>::try_from(v) else {
+                return Err(self.out_of_range(at, v, stringify!($t)));
+            };
             visitor.$visit(v)
         }
     };
