@@ -46,12 +46,12 @@ use serde::de::{self, DeserializeSeed, EnumAccess, SeqAccess, VariantAccess, Vis
 use serde::ser::{self, Serialize};
 
 use super::native::{
-    encode_i64, encode_int, encode_u64, ordered_f32, put_escaped, put_f64, unordered_f32, Order,
+    encode_i64, encode_int, encode_u64, ordered_f32, put_f64, put_string, unordered_f32, Order,
     Reader, MAX_DEPTH, TAG_BYTES, TAG_END, TAG_F32, TAG_F64, TAG_F64_HI, TAG_FALSE, TAG_INT_MAX,
     TAG_INT_MIN, TAG_NULL_FIRST, TAG_NULL_LAST, TAG_TEXT, TAG_TIME, TAG_TRUE, TAG_TUPLE, TAG_UUID,
     TAG_UUID_HI, TRAILER,
 };
-use super::native::{put_decimal, TAG_DECIMAL};
+use super::native::{put_decimal, SHORT_BUF, TAG_DECIMAL};
 use crate::decimal::{serde_capture, SERDE_TOKEN};
 use crate::error::DecodeError;
 
@@ -166,30 +166,23 @@ struct Compound<'s, 'a> {
 }
 
 impl<'a> KeySerializer<'a> {
-    /// Writes one scalar element: at the root or top level with its field's order, inside
-    /// tuples ascending with nulls first.
-    #[inline]
-    fn scalar(&mut self, null: bool, write: impl FnOnce(&mut Vec<u8>)) -> Result<()> {
+    /// Before a scalar element: at the root or top level, takes the field's order and returns
+    /// the element's start when the field is descending (complemented by [`Self::end`]);
+    /// inside tuples elements are ascending.
+    #[inline(always)]
+    fn begin(&mut self) -> Option<usize> {
         if self.level >= 2 {
-            if null {
-                self.out.push(TAG_NULL_FIRST);
-            } else {
-                write(self.out);
-            }
-            return Ok(());
+            return None;
         }
         let order = self.orders.get(self.index).copied().unwrap_or_default();
         self.index += 1;
-        let start = self.out.len();
-        if null {
-            // Stored placement is swapped for descending fields (see the native module).
-            let last = order.nulls_last != order.descending;
-            self.out
-                .push(if last { TAG_NULL_LAST } else { TAG_NULL_FIRST });
-        } else {
-            write(self.out);
-        }
-        if order.descending {
+        order.descending.then_some(self.out.len())
+    }
+
+    /// After a scalar element: complements it if its field is descending.
+    #[inline(always)]
+    fn end(&mut self, descending_start: Option<usize>) -> Result<()> {
+        if let Some(start) = descending_start {
             for b in &mut self.out[start..] {
                 *b = !*b;
             }
@@ -197,14 +190,41 @@ impl<'a> KeySerializer<'a> {
         Ok(())
     }
 
+    /// Writes one scalar element with `write` (see [`Self::begin`]).
+    #[inline(always)]
+    fn scalar(&mut self, write: impl FnOnce(&mut Vec<u8>)) -> Result<()> {
+        let d = self.begin();
+        write(self.out);
+        self.end(d)
+    }
+
+    /// Writes a NULL: at the root or top level placed by its field's order, inside tuples
+    /// first.
+    #[inline]
+    fn null(&mut self) -> Result<()> {
+        if self.level >= 2 {
+            self.out.push(TAG_NULL_FIRST);
+            return Ok(());
+        }
+        let order = self.orders.get(self.index).copied().unwrap_or_default();
+        self.index += 1;
+        // Stored placement is swapped for descending fields (see the native module).
+        let last = order.nulls_last != order.descending;
+        let tag = if last { TAG_NULL_LAST } else { TAG_NULL_FIRST };
+        self.out.push(if order.descending { !tag } else { tag });
+        Ok(())
+    }
+
     #[inline]
     fn int(&mut self, v: i128) -> Result<()> {
-        self.scalar(false, |o| encode_int(v, o))
+        self.scalar(|o| encode_int(v, o))
     }
 
     #[inline]
     fn i64(&mut self, v: i64) -> Result<()> {
-        self.scalar(false, |o| encode_i64(v, o))
+        let d = self.begin();
+        encode_i64(v, self.out);
+        self.end(d)
     }
 
     #[inline]
@@ -342,7 +362,7 @@ impl<'s, 'a> ser::Serializer for &'s mut KeySerializer<'a> {
 
     #[inline]
     fn serialize_bool(self, v: bool) -> Result<()> {
-        self.scalar(false, |o| o.push(if v { TAG_TRUE } else { TAG_FALSE }))
+        self.scalar(|o| o.push(if v { TAG_TRUE } else { TAG_FALSE }))
     }
     #[inline]
     fn serialize_i8(self, v: i8) -> Result<()> {
@@ -378,7 +398,9 @@ impl<'s, 'a> ser::Serializer for &'s mut KeySerializer<'a> {
     }
     #[inline]
     fn serialize_u64(self, v: u64) -> Result<()> {
-        self.scalar(false, |o| encode_u64(v, o))
+        let d = self.begin();
+        encode_u64(v, self.out);
+        self.end(d)
     }
     #[inline]
     fn serialize_u128(self, v: u128) -> Result<()> {
@@ -389,7 +411,7 @@ impl<'s, 'a> ser::Serializer for &'s mut KeySerializer<'a> {
     }
     #[inline]
     fn serialize_f32(self, v: f32) -> Result<()> {
-        self.scalar(false, |o| {
+        self.scalar(|o| {
             o.push(TAG_F32);
             o.extend_from_slice(&ordered_f32(v).to_be_bytes());
             o.push(TRAILER);
@@ -397,7 +419,7 @@ impl<'s, 'a> ser::Serializer for &'s mut KeySerializer<'a> {
     }
     #[inline]
     fn serialize_f64(self, v: f64) -> Result<()> {
-        self.scalar(false, |o| put_f64(o, v))
+        self.scalar(|o| put_f64(o, v))
     }
     #[inline]
     fn serialize_char(self, v: char) -> Result<()> {
@@ -406,21 +428,19 @@ impl<'s, 'a> ser::Serializer for &'s mut KeySerializer<'a> {
     }
     #[inline]
     fn serialize_str(self, v: &str) -> Result<()> {
-        self.scalar(false, |o| {
-            o.push(TAG_TEXT);
-            put_escaped(o, v.as_bytes());
-        })
+        let d = self.begin();
+        put_string(self.out, TAG_TEXT, v.as_bytes());
+        self.end(d)
     }
     #[inline]
     fn serialize_bytes(self, v: &[u8]) -> Result<()> {
-        self.scalar(false, |o| {
-            o.push(TAG_BYTES);
-            put_escaped(o, v);
-        })
+        let d = self.begin();
+        put_string(self.out, TAG_BYTES, v);
+        self.end(d)
     }
     #[inline]
     fn serialize_none(self) -> Result<()> {
-        self.scalar(true, |_| {})
+        self.null()
     }
     #[inline]
     fn serialize_some<T: Serialize + ?Sized>(self, v: &T) -> Result<()> {
@@ -428,7 +448,7 @@ impl<'s, 'a> ser::Serializer for &'s mut KeySerializer<'a> {
     }
     #[inline]
     fn serialize_unit(self) -> Result<()> {
-        self.scalar(true, |_| {})
+        self.null()
     }
     #[inline]
     fn serialize_unit_struct(self, _name: &'static str) -> Result<()> {
@@ -452,7 +472,7 @@ impl<'s, 'a> ser::Serializer for &'s mut KeySerializer<'a> {
         if name == SERDE_TOKEN {
             // A strata_key::Decimal: a decimal element, not its string.
             let d = serde_capture(v).map_err(KeySerdeError::Message)?;
-            return self.scalar(false, |o| put_decimal(o, &d));
+            return self.scalar(|o| put_decimal(o, &d));
         }
         v.serialize(self)
     }
@@ -583,7 +603,10 @@ impl<'de> KeyDeserializer<'de> {
     #[inline(never)]
     fn wrong_tag(&self, what: &str, tag: u8) -> KeySerdeError {
         self.r
-            .err(self.r.pos, format!("expected {what}, found tag 0x{tag:02x}"))
+            .err(
+                self.r.pos,
+                format!("expected {what}, found tag 0x{tag:02x}"),
+            )
             .into()
     }
 
@@ -996,19 +1019,9 @@ impl<'de> de::Deserializer<'de> for &mut KeyDeserializer<'de> {
             return self.deserialize_any(visitor);
         }
         self.string_tag(TAG_BYTES)?;
-        let (n, terminated) = self.r.plain_run();
-        if terminated && n <= 64 {
-            // Short and plain (a UUID, a hash): decoded on the stack, no allocation.
-            let mut a = [0u8; 64];
-            self.r.unshift_plain_blocks(n, &mut a);
-            self.r.pos += 1;
-            self.end_element();
-            return visitor.visit_bytes(&a[..n]);
-        }
-        let end = self.r.string_end()?;
-        if end - self.r.pos <= 64 {
-            let mut a = [0u8; 72];
-            let n = self.r.unescape(end, &mut a)?;
+        // Short (a UUID, a hash): decoded on the stack, no allocation.
+        let mut a = [0u8; SHORT_BUF];
+        if let Some(n) = self.r.unescape_short(&mut a)? {
             self.end_element();
             return visitor.visit_bytes(&a[..n]);
         }
@@ -1190,6 +1203,7 @@ impl<'de> de::MapAccess<'de> for Seq<'_, 'de> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::codec::native::put_escaped;
     use crate::codec::native::NativeCodec;
     use crate::{tuple, TupleCodec, Value};
     use serde::{Deserialize, Serialize};

@@ -403,7 +403,7 @@ impl Reader<'_> {
 
     #[inline(always)]
     pub(crate) fn int_after_tag(&mut self, tag: u8, at: usize) -> Result<i128, DecodeError> {
-        let f = FAST_TAGS[tag as usize];
+        let f = &FAST_TAGS[tag as usize];
         if f.fast {
             // The magnitude fits a u64. Where the key has 8 bytes left, the payload (0 to 8
             // bytes) is read with one 8-byte load and no branch on its length.
