@@ -324,10 +324,7 @@ impl Reader<'_> {
             match self.bytes.get(at).map(|b| b ^ self.mask) {
                 Some(STR_HIGH) => match self.bytes.get(at + 1).map(|c| c ^ self.mask) {
                     Some(c @ 0x02..=0x05) => {
-                        if n == SHORT {
-                            self.pos = start;
-                            return Ok(None);
-                        }
+                        // n ≤ SHORT < SHORT_BUF; past SHORT the next run returns None.
                         dst[n] = c + 0xfa;
                         n += 1;
                         self.pos += 2;
@@ -438,6 +435,55 @@ mod tests {
                     let mut got = vec![0xaa];
                     put_string(&mut got, 0x42, &s);
                     assert_eq!(got, want, "{s:?}");
+                }
+            }
+        }
+    }
+
+    /// `unescape_short` decodes every string of at most `SHORT` bytes (escapes anywhere,
+    /// including right at the limit), returns `None` for longer ones with the cursor left in
+    /// place, and refuses every truncation; ascending and descending.
+    #[test]
+    fn unescape_short_agrees_with_escaped() {
+        for len in 0..(SHORT + 20) {
+            for fill in [0x41u8, 0x00, 0x01, 0xfc, 0xff] {
+                for at in [0, len / 2, len.saturating_sub(1)] {
+                    let mut s: Vec<u8> = (0..len).map(|i| (i * 37 % 251) as u8).collect();
+                    if len > 0 {
+                        s[at] = fill;
+                    }
+                    let mut enc = Vec::new();
+                    put_escaped(&mut enc, &s);
+                    for mask in [0u8, 0xff] {
+                        let bytes: Vec<u8> = enc.iter().map(|b| b ^ mask).collect();
+                        let mut r = Reader::new(&bytes);
+                        r.mask = mask;
+                        let mut a = [0u8; SHORT_BUF];
+                        match r.unescape_short(&mut a).unwrap() {
+                            Some(n) => {
+                                assert!(len <= SHORT);
+                                assert_eq!(&a[..n], &s[..]);
+                                assert_eq!(r.pos, bytes.len());
+                            }
+                            None => {
+                                assert!(len > SHORT, "{len}");
+                                assert_eq!(r.pos, 0);
+                            }
+                        }
+                        let mut r = Reader::new(&bytes);
+                        r.mask = mask;
+                        assert_eq!(r.escaped_vec().unwrap().0, s);
+                        assert_eq!(r.pos, bytes.len());
+                        for cut in 0..bytes.len() {
+                            let mut r = Reader::new(&bytes[..cut]);
+                            r.mask = mask;
+                            assert!(r.escaped_vec().is_err(), "{s:?} cut at {cut}");
+                            let mut r = Reader::new(&bytes[..cut]);
+                            r.mask = mask;
+                            let mut a = [0u8; SHORT_BUF];
+                            assert!(!matches!(r.unescape_short(&mut a), Ok(Some(_))));
+                        }
+                    }
                 }
             }
         }
