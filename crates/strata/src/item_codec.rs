@@ -196,6 +196,18 @@ pub fn decode_item(bytes: &[u8]) -> Result<Item, Error> {
     Ok(item)
 }
 
+/// `raw` as text when it is UTF-8. Names and most texts are ASCII: checked a word at a time,
+/// without the general validator's set-up.
+#[inline]
+pub(crate) fn utf8(raw: &[u8]) -> Option<&str> {
+    if raw.is_ascii() {
+        // SAFETY: every ASCII byte string is valid UTF-8 (checked just above).
+        Some(unsafe { std::str::from_utf8_unchecked(raw) })
+    } else {
+        std::str::from_utf8(raw).ok()
+    }
+}
+
 pub(crate) struct Reader<'a> {
     pub(crate) buf: &'a [u8],
     pub(crate) pos: usize,
@@ -223,6 +235,7 @@ impl<'a> Reader<'a> {
         Ok(b)
     }
 
+    #[inline]
     pub(crate) fn take(&mut self, n: usize) -> Result<&'a [u8], Error> {
         let end = self
             .pos
@@ -265,7 +278,20 @@ impl<'a> Reader<'a> {
     }
 
     /// A count or length, which cannot exceed the bytes left (every element takes at least one).
+    #[inline]
     pub(crate) fn count(&mut self) -> Result<usize, Error> {
+        // One byte (names, short texts, small counts): no 128-bit arithmetic.
+        if let Some(&b) = self.buf.get(self.pos) {
+            if b < 0x80 && (b as usize) < self.buf.len() - self.pos {
+                self.pos += 1;
+                return Ok(b as usize);
+            }
+        }
+        self.count_slow()
+    }
+
+    #[cold]
+    fn count_slow(&mut self) -> Result<usize, Error> {
         let start = self.pos;
         let v = self.varint()?;
         let left = self.buf.len() - self.pos;
@@ -288,7 +314,8 @@ impl<'a> Reader<'a> {
             let at = self.pos;
             let len = self.count()?;
             let raw = self.take(len)?;
-            let name = std::str::from_utf8(raw)
+            let name = utf8(raw)
+                .ok_or(())
                 .map_err(|_| self.err_at(at, "attribute name is not UTF-8"))?;
             if last.is_some_and(|l| l >= raw) {
                 return Err(self.err_at(at, format!("attribute {name:?} out of order or repeated")));
@@ -360,7 +387,8 @@ impl<'a> Reader<'a> {
                 let s = self.pos;
                 let raw = self.take(n)?;
                 Value::Text(
-                    std::str::from_utf8(raw)
+                    utf8(raw)
+                        .ok_or(())
                         .map_err(|_| self.err_at(s, "text is not UTF-8"))?
                         .to_owned(),
                 )

@@ -9,8 +9,8 @@ use serde::de::{self, DeserializeSeed, Error as _, Visitor};
 
 use crate::error::Error;
 use crate::item_codec::{
-    unzigzag, Reader, ITEM_FORMAT, MAX_DEPTH, T_BYTES, T_DECIMAL, T_F32, T_F64, T_FALSE, T_INT,
-    T_LIST, T_MAP, T_NULL, T_SET, T_TEXT, T_TIME, T_TRUE, T_TUPLE, T_UUID,
+    unzigzag, utf8, Reader, ITEM_FORMAT, MAX_DEPTH, T_BYTES, T_DECIMAL, T_F32, T_F64, T_FALSE,
+    T_INT, T_LIST, T_MAP, T_NULL, T_SET, T_TEXT, T_TIME, T_TRUE, T_TUPLE, T_UUID,
 };
 
 /// A decoding error on its way out: where it happened is filled in as it propagates.
@@ -176,9 +176,13 @@ impl<'de> Dec<'de> {
         Ok(value)
     }
 
-    /// A list, set or tuple body: the count, then the elements.
-    fn seq<V: Visitor<'de>>(&mut self, v: V) -> R<V::Value> {
-        self.nest()?;
+    /// A list, set or tuple body: the count, then the elements. A set adds no level the
+    /// format limits (it holds scalars), as in the `Item` decoder; its elements are still read
+    /// one level deeper, so recursion stays bounded.
+    fn seq<V: Visitor<'de>>(&mut self, v: V, set: bool) -> R<V::Value> {
+        if !set {
+            self.nest()?;
+        }
         let at = self.r.pos;
         let n = self.r.count()?;
         let mut access = Elements {
@@ -201,7 +205,7 @@ impl<'de> Dec<'de> {
         let n = self.r.count()?;
         let s = self.r.pos;
         let raw = self.r.take(n)?;
-        std::str::from_utf8(raw).map_err(|_| self.r.err_at(s, "text is not UTF-8").into())
+        utf8(raw).ok_or_else(|| self.r.err_at(s, "text is not UTF-8").into())
     }
 
     /// Runs `f` one level deeper.
@@ -254,7 +258,8 @@ impl<'de> de::Deserializer<'de> for &mut Dec<'de> {
                 let value = self.r.value(self.depth)?;
                 v.visit_string(value.to_string())
             }
-            T_LIST | T_TUPLE | T_SET => self.seq(v),
+            T_LIST | T_TUPLE => self.seq(v, false),
+            T_SET => self.seq(v, true),
             T_MAP => self.map(v),
             other => {
                 return Err(self
@@ -378,8 +383,8 @@ impl<'de> de::MapAccess<'de> for Entries<'_, 'de> {
         let at = self.d.r.pos;
         let len = self.d.r.count()?;
         let raw = self.d.r.take(len)?;
-        self.name = std::str::from_utf8(raw)
-            .map_err(|_| DeError::from(self.d.r.err_at(at, "attribute name is not UTF-8")))?;
+        self.name = utf8(raw)
+            .ok_or_else(|| DeError::from(self.d.r.err_at(at, "attribute name is not UTF-8")))?;
         let de: de::value::BorrowedStrDeserializer<'de, DeError> =
             de::value::BorrowedStrDeserializer::new(self.name);
         seed.deserialize(de)

@@ -334,3 +334,27 @@ fn unsized_sequences_get_their_count() {
     let want = Item::new().with("l", Attr::List(v.into_iter().map(Attr::from).collect()));
     assert_eq!(bytes, encode_item(&want).unwrap());
 }
+
+#[test]
+fn typed_decoding_shares_the_nesting_limit() {
+    // A set adds no level: one inside lists nested to the limit is a valid item.
+    let mut a = Attr::Set(crate::item::Set::new(vec![Value::from(1)]).unwrap());
+    for _ in 0..MAX_DEPTH {
+        a = Attr::List(vec![a]);
+    }
+    let item = Item::new().with("s", a);
+    let bytes = encode_item(&item).unwrap();
+    assert_eq!(decode_item(&bytes).unwrap(), item);
+    assert_eq!(from_item_bytes::<Dyn>(&bytes).unwrap(), Dyn::of_item(&item));
+    // One more list level is refused by both decoders, as corruption.
+    let mut deep = vec![0x01, 0x01, 0x01, b's'];
+    for _ in 0..=MAX_DEPTH {
+        deep.extend_from_slice(&[crate::item_codec::T_LIST, 0x01]);
+    }
+    deep.push(crate::item_codec::T_NULL);
+    assert!(decode_item(&deep).is_err());
+    match from_item_bytes::<Dyn>(&deep).unwrap_err() {
+        Error::Corrupt { reason, .. } => assert!(reason.contains("nesting"), "{reason}"),
+        other => panic!("{other}"),
+    }
+}
