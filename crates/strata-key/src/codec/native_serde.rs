@@ -46,12 +46,12 @@ use serde::de::{self, DeserializeSeed, EnumAccess, SeqAccess, VariantAccess, Vis
 use serde::ser::{self, Serialize};
 
 use super::native::{
-    encode_i64, encode_int, encode_u64, ordered_f32, put_escaped, put_f64, unordered_f32, Order,
+    encode_i64, encode_int, encode_u64, ordered_f32, put_f64, put_string, unordered_f32, Order,
     Reader, MAX_DEPTH, TAG_BYTES, TAG_END, TAG_F32, TAG_F64, TAG_F64_HI, TAG_FALSE, TAG_INT_MAX,
     TAG_INT_MIN, TAG_NULL_FIRST, TAG_NULL_LAST, TAG_TEXT, TAG_TIME, TAG_TRUE, TAG_TUPLE, TAG_UUID,
     TAG_UUID_HI, TRAILER,
 };
-use super::native::{put_decimal, TAG_DECIMAL};
+use super::native::{put_decimal, SHORT_BUF, TAG_DECIMAL};
 use crate::decimal::{serde_capture, SERDE_TOKEN};
 use crate::error::DecodeError;
 
@@ -166,30 +166,23 @@ struct Compound<'s, 'a> {
 }
 
 impl<'a> KeySerializer<'a> {
-    /// Writes one scalar element: at the root or top level with its field's order, inside
-    /// tuples ascending with nulls first.
-    #[inline]
-    fn scalar(&mut self, null: bool, write: impl FnOnce(&mut Vec<u8>)) -> Result<()> {
+    /// Before a scalar element: at the root or top level, takes the field's order and returns
+    /// the element's start when the field is descending (complemented by [`Self::end`]);
+    /// inside tuples elements are ascending.
+    #[inline(always)]
+    fn begin(&mut self) -> Option<usize> {
         if self.level >= 2 {
-            if null {
-                self.out.push(TAG_NULL_FIRST);
-            } else {
-                write(self.out);
-            }
-            return Ok(());
+            return None;
         }
         let order = self.orders.get(self.index).copied().unwrap_or_default();
         self.index += 1;
-        let start = self.out.len();
-        if null {
-            // Stored placement is swapped for descending fields (see the native module).
-            let last = order.nulls_last != order.descending;
-            self.out
-                .push(if last { TAG_NULL_LAST } else { TAG_NULL_FIRST });
-        } else {
-            write(self.out);
-        }
-        if order.descending {
+        order.descending.then_some(self.out.len())
+    }
+
+    /// After a scalar element: complements it if its field is descending.
+    #[inline(always)]
+    fn end(&mut self, descending_start: Option<usize>) -> Result<()> {
+        if let Some(start) = descending_start {
             for b in &mut self.out[start..] {
                 *b = !*b;
             }
@@ -197,16 +190,44 @@ impl<'a> KeySerializer<'a> {
         Ok(())
     }
 
+    /// Writes one scalar element with `write` (see [`Self::begin`]).
+    #[inline(always)]
+    fn scalar(&mut self, write: impl FnOnce(&mut Vec<u8>)) -> Result<()> {
+        let d = self.begin();
+        write(self.out);
+        self.end(d)
+    }
+
+    /// Writes a NULL: at the root or top level placed by its field's order, inside tuples
+    /// first.
+    #[inline]
+    fn null(&mut self) -> Result<()> {
+        if self.level >= 2 {
+            self.out.push(TAG_NULL_FIRST);
+            return Ok(());
+        }
+        let order = self.orders.get(self.index).copied().unwrap_or_default();
+        self.index += 1;
+        // Stored placement is swapped for descending fields (see the native module).
+        let last = order.nulls_last != order.descending;
+        let tag = if last { TAG_NULL_LAST } else { TAG_NULL_FIRST };
+        self.out.push(if order.descending { !tag } else { tag });
+        Ok(())
+    }
+
     #[inline]
     fn int(&mut self, v: i128) -> Result<()> {
-        self.scalar(false, |o| encode_int(v, o))
+        self.scalar(|o| encode_int(v, o))
     }
 
     #[inline]
     fn i64(&mut self, v: i64) -> Result<()> {
-        self.scalar(false, |o| encode_i64(v, o))
+        let d = self.begin();
+        encode_i64(v, self.out);
+        self.end(d)
     }
 
+    #[inline]
     fn open(&mut self) -> Result<Compound<'_, 'a>> {
         let kind = match self.level {
             0 => {
@@ -237,10 +258,12 @@ impl<'a> KeySerializer<'a> {
 }
 
 impl Compound<'_, '_> {
+    #[inline]
     fn element<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<()> {
         v.serialize(&mut *self.s)
     }
 
+    #[inline]
     fn close(self) -> Result<()> {
         match self.kind {
             CompoundKind::Flat => self.s.level = 0,
@@ -267,9 +290,11 @@ macro_rules! compound_impl {
         impl ser::$trait for Compound<'_, '_> {
             type Ok = ();
             type Error = KeySerdeError;
+            #[inline]
             fn $method<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<()> {
                 self.element(v)
             }
+            #[inline]
             fn end(self) -> Result<()> {
                 self.close()
             }
@@ -284,9 +309,11 @@ compound_impl!(SerializeTupleVariant, serialize_field);
 impl ser::SerializeStruct for Compound<'_, '_> {
     type Ok = ();
     type Error = KeySerdeError;
+    #[inline]
     fn serialize_field<T: Serialize + ?Sized>(&mut self, _key: &'static str, v: &T) -> Result<()> {
         self.element(v)
     }
+    #[inline]
     fn end(self) -> Result<()> {
         self.close()
     }
@@ -295,9 +322,11 @@ impl ser::SerializeStruct for Compound<'_, '_> {
 impl ser::SerializeStructVariant for Compound<'_, '_> {
     type Ok = ();
     type Error = KeySerdeError;
+    #[inline]
     fn serialize_field<T: Serialize + ?Sized>(&mut self, _key: &'static str, v: &T) -> Result<()> {
         self.element(v)
     }
+    #[inline]
     fn end(self) -> Result<()> {
         self.close()
     }
@@ -306,12 +335,15 @@ impl ser::SerializeStructVariant for Compound<'_, '_> {
 impl ser::SerializeMap for Compound<'_, '_> {
     type Ok = ();
     type Error = KeySerdeError;
+    #[inline]
     fn serialize_key<T: Serialize + ?Sized>(&mut self, k: &T) -> Result<()> {
         self.element(k)
     }
+    #[inline]
     fn serialize_value<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<()> {
         self.element(v)
     }
+    #[inline]
     fn end(self) -> Result<()> {
         self.close()
     }
@@ -328,80 +360,101 @@ impl<'s, 'a> ser::Serializer for &'s mut KeySerializer<'a> {
     type SerializeStruct = Compound<'s, 'a>;
     type SerializeStructVariant = Compound<'s, 'a>;
 
+    #[inline]
     fn serialize_bool(self, v: bool) -> Result<()> {
-        self.scalar(false, |o| o.push(if v { TAG_TRUE } else { TAG_FALSE }))
+        self.scalar(|o| o.push(if v { TAG_TRUE } else { TAG_FALSE }))
     }
+    #[inline]
     fn serialize_i8(self, v: i8) -> Result<()> {
         self.i64(v.into())
     }
+    #[inline]
     fn serialize_i16(self, v: i16) -> Result<()> {
         self.i64(v.into())
     }
+    #[inline]
     fn serialize_i32(self, v: i32) -> Result<()> {
         self.i64(v.into())
     }
+    #[inline]
     fn serialize_i64(self, v: i64) -> Result<()> {
         self.i64(v)
     }
+    #[inline]
     fn serialize_i128(self, v: i128) -> Result<()> {
         self.int(v)
     }
+    #[inline]
     fn serialize_u8(self, v: u8) -> Result<()> {
         self.i64(v.into())
     }
+    #[inline]
     fn serialize_u16(self, v: u16) -> Result<()> {
         self.i64(v.into())
     }
+    #[inline]
     fn serialize_u32(self, v: u32) -> Result<()> {
         self.i64(v.into())
     }
+    #[inline]
     fn serialize_u64(self, v: u64) -> Result<()> {
-        self.scalar(false, |o| encode_u64(v, o))
+        let d = self.begin();
+        encode_u64(v, self.out);
+        self.end(d)
     }
+    #[inline]
     fn serialize_u128(self, v: u128) -> Result<()> {
         let v = i128::try_from(v).map_err(|_| {
             KeySerdeError::Message(format!("u128 {v} exceeds the key integer range"))
         })?;
         self.int(v)
     }
+    #[inline]
     fn serialize_f32(self, v: f32) -> Result<()> {
-        self.scalar(false, |o| {
+        self.scalar(|o| {
             o.push(TAG_F32);
             o.extend_from_slice(&ordered_f32(v).to_be_bytes());
             o.push(TRAILER);
         })
     }
+    #[inline]
     fn serialize_f64(self, v: f64) -> Result<()> {
-        self.scalar(false, |o| put_f64(o, v))
+        self.scalar(|o| put_f64(o, v))
     }
+    #[inline]
     fn serialize_char(self, v: char) -> Result<()> {
         let mut buf = [0u8; 4];
         self.serialize_str(v.encode_utf8(&mut buf))
     }
+    #[inline]
     fn serialize_str(self, v: &str) -> Result<()> {
-        self.scalar(false, |o| {
-            o.push(TAG_TEXT);
-            put_escaped(o, v.as_bytes());
-        })
+        let d = self.begin();
+        put_string(self.out, TAG_TEXT, v.as_bytes());
+        self.end(d)
     }
+    #[inline]
     fn serialize_bytes(self, v: &[u8]) -> Result<()> {
-        self.scalar(false, |o| {
-            o.push(TAG_BYTES);
-            put_escaped(o, v);
-        })
+        let d = self.begin();
+        put_string(self.out, TAG_BYTES, v);
+        self.end(d)
     }
+    #[inline]
     fn serialize_none(self) -> Result<()> {
-        self.scalar(true, |_| {})
+        self.null()
     }
+    #[inline]
     fn serialize_some<T: Serialize + ?Sized>(self, v: &T) -> Result<()> {
         v.serialize(self)
     }
+    #[inline]
     fn serialize_unit(self) -> Result<()> {
-        self.scalar(true, |_| {})
+        self.null()
     }
+    #[inline]
     fn serialize_unit_struct(self, _name: &'static str) -> Result<()> {
         self.serialize_unit()
     }
+    #[inline]
     fn serialize_unit_variant(
         self,
         _name: &'static str,
@@ -410,6 +463,7 @@ impl<'s, 'a> ser::Serializer for &'s mut KeySerializer<'a> {
     ) -> Result<()> {
         self.int(index.into())
     }
+    #[inline]
     fn serialize_newtype_struct<T: Serialize + ?Sized>(
         self,
         name: &'static str,
@@ -418,10 +472,11 @@ impl<'s, 'a> ser::Serializer for &'s mut KeySerializer<'a> {
         if name == SERDE_TOKEN {
             // A strata_key::Decimal: a decimal element, not its string.
             let d = serde_capture(v).map_err(KeySerdeError::Message)?;
-            return self.scalar(false, |o| put_decimal(o, &d));
+            return self.scalar(|o| put_decimal(o, &d));
         }
         v.serialize(self)
     }
+    #[inline]
     fn serialize_newtype_variant<T: Serialize + ?Sized>(
         self,
         _name: &'static str,
@@ -434,12 +489,15 @@ impl<'s, 'a> ser::Serializer for &'s mut KeySerializer<'a> {
         c.element(v)?;
         c.close()
     }
+    #[inline]
     fn serialize_seq(self, _len: Option<usize>) -> Result<Self::SerializeSeq> {
         self.open()
     }
+    #[inline]
     fn serialize_tuple(self, _len: usize) -> Result<Self::SerializeTuple> {
         self.open()
     }
+    #[inline]
     fn serialize_tuple_struct(
         self,
         _name: &'static str,
@@ -447,6 +505,7 @@ impl<'s, 'a> ser::Serializer for &'s mut KeySerializer<'a> {
     ) -> Result<Self::SerializeTupleStruct> {
         self.open()
     }
+    #[inline]
     fn serialize_tuple_variant(
         self,
         _name: &'static str,
@@ -458,12 +517,15 @@ impl<'s, 'a> ser::Serializer for &'s mut KeySerializer<'a> {
         c.element(&index)?;
         Ok(c)
     }
+    #[inline]
     fn serialize_map(self, _len: Option<usize>) -> Result<Self::SerializeMap> {
         self.open()
     }
+    #[inline]
     fn serialize_struct(self, _name: &'static str, _len: usize) -> Result<Self::SerializeStruct> {
         self.open()
     }
+    #[inline]
     fn serialize_struct_variant(
         self,
         _name: &'static str,
@@ -475,6 +537,7 @@ impl<'s, 'a> ser::Serializer for &'s mut KeySerializer<'a> {
         c.element(&index)?;
         Ok(c)
     }
+    #[inline]
     fn is_human_readable(&self) -> bool {
         false
     }
@@ -493,33 +556,66 @@ struct KeyDeserializer<'de> {
 impl<'de> KeyDeserializer<'de> {
     /// At the root or between top-level elements: set the complement mask from the element's
     /// first byte. Returns the element's tag (relative).
+    #[inline]
     fn begin_element(&mut self) -> Result<u8> {
         if self.level >= 2 {
             return self.peek_tag();
         }
         let Some(&raw) = self.r_bytes().get(self.r.pos) else {
-            return Err(self.r.err(self.r.pos, "unexpected end of key").into());
+            return Err(self.bad_start());
         };
         self.r.mask = match raw {
             0x02..=0x7f => 0,
             0x80..=0xfd => 0xff,
-            _ => {
-                return Err(self
-                    .r
-                    .err(
-                        self.r.pos,
-                        format!("byte 0x{raw:02x} cannot start an element"),
-                    )
-                    .into())
-            }
+            _ => return Err(self.bad_start()),
         };
         Ok(raw ^ self.r.mask)
     }
 
+    /// The error for a top-level element that is missing or starts with `00`, `01`, `fe` or
+    /// `ff`.
+    #[cold]
+    #[inline(never)]
+    fn bad_start(&self) -> KeySerdeError {
+        match self.r_bytes().get(self.r.pos) {
+            None => self.r.err(self.r.pos, "unexpected end of key").into(),
+            Some(raw) => self
+                .r
+                .err(
+                    self.r.pos,
+                    format!("byte 0x{raw:02x} cannot start an element"),
+                )
+                .into(),
+        }
+    }
+
+    /// The error for integer `v` at `at` that does not fit the type `ty`.
+    #[cold]
+    #[inline(never)]
+    fn out_of_range(&self, at: usize, v: i128, ty: &str) -> KeySerdeError {
+        self.r
+            .err(at, format!("integer {v} out of range for {ty}"))
+            .into()
+    }
+
+    /// The error for an element of tag `tag` where `what` was expected.
+    #[cold]
+    #[inline(never)]
+    fn wrong_tag(&self, what: &str, tag: u8) -> KeySerdeError {
+        self.r
+            .err(
+                self.r.pos,
+                format!("expected {what}, found tag 0x{tag:02x}"),
+            )
+            .into()
+    }
+
+    #[inline]
     fn r_bytes(&self) -> &'de [u8] {
         self.r.bytes()
     }
 
+    #[inline]
     fn peek_tag(&self) -> Result<u8> {
         match self.r_bytes().get(self.r.pos) {
             Some(b) => Ok(b ^ self.r.mask),
@@ -528,20 +624,19 @@ impl<'de> KeyDeserializer<'de> {
     }
 
     /// After a scalar element at the top level, clear the mask.
+    #[inline]
     fn end_element(&mut self) {
         if self.level < 2 {
             self.r.mask = 0;
         }
     }
 
+    #[inline(always)]
     fn int(&mut self) -> Result<i128> {
         let tag = self.begin_element()?;
         let at = self.r.pos;
         if !(TAG_INT_MIN..=TAG_INT_MAX).contains(&tag) {
-            return Err(self
-                .r
-                .err(at, format!("expected an integer, found tag 0x{tag:02x}"))
-                .into());
+            return Err(self.wrong_tag("an integer", tag));
         }
         self.r.pos += 1;
         let v = self.r.int_after_tag(tag, at)?;
@@ -549,6 +644,7 @@ impl<'de> KeyDeserializer<'de> {
         Ok(v)
     }
 
+    #[inline]
     fn decimal(&mut self) -> Result<crate::Decimal> {
         let tag = self.begin_element()?;
         if tag != TAG_DECIMAL {
@@ -567,23 +663,19 @@ impl<'de> KeyDeserializer<'de> {
     }
 
     /// Positions the reader after the tag of a string element of tag `want`.
+    #[inline]
     fn string_tag(&mut self, want: u8) -> Result<()> {
         let tag = self.begin_element()?;
         if tag != want {
             let what = if want == TAG_TEXT { "text" } else { "bytes" };
-            return Err(self
-                .r
-                .err(
-                    self.r.pos,
-                    format!("expected {what}, found tag 0x{tag:02x}"),
-                )
-                .into());
+            return Err(self.wrong_tag(what, tag));
         }
         self.r.pos += 1;
         Ok(())
     }
 
     /// Reads a text element into a `String` of exactly its length.
+    #[inline]
     fn text(&mut self) -> Result<String> {
         self.string_tag(TAG_TEXT)?;
         let at = self.r.pos;
@@ -604,6 +696,7 @@ impl<'de> KeyDeserializer<'de> {
     }
 
     /// Opens a compound: the root's members are the top-level elements; below, a nested tuple.
+    #[inline]
     fn open(&mut self) -> Result<SeqKind> {
         if self.level == 0 {
             self.level = 1;
@@ -632,6 +725,7 @@ impl<'de> KeyDeserializer<'de> {
         Ok(kind)
     }
 
+    #[inline]
     fn close(&mut self, kind: SeqKind) -> Result<()> {
         match kind {
             SeqKind::Top => {
@@ -659,6 +753,7 @@ impl<'de> KeyDeserializer<'de> {
         }
     }
 
+    #[inline]
     fn with_seq<V: Visitor<'de>>(&mut self, visitor: V) -> Result<V::Value> {
         let kind = self.open()?;
         let v = visitor.visit_seq(Seq { d: self, kind })?;
@@ -681,6 +776,7 @@ struct Seq<'a, 'de> {
 
 impl<'de> SeqAccess<'de> for Seq<'_, 'de> {
     type Error = KeySerdeError;
+    #[inline]
     fn next_element_seed<T: DeserializeSeed<'de>>(&mut self, seed: T) -> Result<Option<T::Value>> {
         let more = match self.kind {
             SeqKind::Top => !self.d.r.at_end(),
@@ -703,6 +799,7 @@ struct Enum<'a, 'de> {
 impl<'a, 'de> EnumAccess<'de> for Enum<'a, 'de> {
     type Error = KeySerdeError;
     type Variant = Self;
+    #[inline]
     fn variant_seed<V: DeserializeSeed<'de>>(self, seed: V) -> Result<(V::Value, Self)> {
         let idx = self.d.int()?;
         let idx = u32::try_from(idx)
@@ -714,12 +811,14 @@ impl<'a, 'de> EnumAccess<'de> for Enum<'a, 'de> {
 
 impl<'de> VariantAccess<'de> for Enum<'_, 'de> {
     type Error = KeySerdeError;
+    #[inline]
     fn unit_variant(self) -> Result<()> {
         match self.kind {
             None => Ok(()),
             Some(k) => self.d.close(k),
         }
     }
+    #[inline]
     fn newtype_variant_seed<T: DeserializeSeed<'de>>(self, seed: T) -> Result<T::Value> {
         let kind = self
             .kind
@@ -728,6 +827,7 @@ impl<'de> VariantAccess<'de> for Enum<'_, 'de> {
         self.d.close(kind)?;
         Ok(v)
     }
+    #[inline]
     fn tuple_variant<V: Visitor<'de>>(self, _len: usize, visitor: V) -> Result<V::Value> {
         let kind = self
             .kind
@@ -739,6 +839,7 @@ impl<'de> VariantAccess<'de> for Enum<'_, 'de> {
         self.d.close(kind)?;
         Ok(v)
     }
+    #[inline]
     fn struct_variant<V: Visitor<'de>>(
         self,
         fields: &'static [&'static str],
@@ -750,15 +851,14 @@ impl<'de> VariantAccess<'de> for Enum<'_, 'de> {
 
 macro_rules! de_int {
     ($method:ident, $visit:ident, $t:ty) => {
+        #[inline]
+        #[allow(irrefutable_let_patterns)] // i128 from i128
         fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
             let at = self.r.pos;
             let v = self.int()?;
-            let v = <$t>::try_from(v).map_err(|_| {
-                self.r.err(
-                    at,
-                    format!("integer {v} out of range for {}", stringify!($t)),
-                )
-            })?;
+            let Ok(v) = <$t>::try_from(v) else {
+                return Err(self.out_of_range(at, v, stringify!($t)));
+            };
             visitor.$visit(v)
         }
     };
@@ -767,6 +867,7 @@ macro_rules! de_int {
 impl<'de> de::Deserializer<'de> for &mut KeyDeserializer<'de> {
     type Error = KeySerdeError;
 
+    #[inline]
     fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
         if self.level == 0 {
             // The root of a self-described key: a sequence of top-level elements.
@@ -823,6 +924,7 @@ impl<'de> de::Deserializer<'de> for &mut KeyDeserializer<'de> {
         }
     }
 
+    #[inline]
     fn deserialize_bool<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
         let tag = self.begin_element()?;
         match tag {
@@ -852,6 +954,7 @@ impl<'de> de::Deserializer<'de> for &mut KeyDeserializer<'de> {
     de_int!(deserialize_u64, visit_u64, u64);
     de_int!(deserialize_u128, visit_u128, u128);
 
+    #[inline]
     fn deserialize_f32<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
         let tag = self.begin_element()?;
         if tag != TAG_F32 {
@@ -871,6 +974,7 @@ impl<'de> de::Deserializer<'de> for &mut KeyDeserializer<'de> {
         visitor.visit_f32(unordered_f32(u))
     }
 
+    #[inline]
     fn deserialize_f64<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
         let tag = self.begin_element()?;
         if tag != TAG_F64 && tag != TAG_F64_HI {
@@ -888,6 +992,7 @@ impl<'de> de::Deserializer<'de> for &mut KeyDeserializer<'de> {
         visitor.visit_f64(f)
     }
 
+    #[inline]
     fn deserialize_char<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
         let at = self.r.pos;
         let s = self.text()?;
@@ -898,32 +1003,25 @@ impl<'de> de::Deserializer<'de> for &mut KeyDeserializer<'de> {
         }
     }
 
+    #[inline]
     fn deserialize_str<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
         visitor.visit_string(self.text()?)
     }
 
+    #[inline]
     fn deserialize_string<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
         self.deserialize_str(visitor)
     }
 
+    #[inline]
     fn deserialize_bytes<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
         if self.level >= 1 && matches!(self.peek_top_tag()?, TAG_UUID | TAG_UUID_HI) {
             return self.deserialize_any(visitor);
         }
         self.string_tag(TAG_BYTES)?;
-        let (n, terminated) = self.r.plain_run();
-        if terminated && n <= 64 {
-            // Short and plain (a UUID, a hash): decoded on the stack, no allocation.
-            let mut a = [0u8; 64];
-            self.r.unshift_plain_blocks(n, &mut a);
-            self.r.pos += 1;
-            self.end_element();
-            return visitor.visit_bytes(&a[..n]);
-        }
-        let end = self.r.string_end()?;
-        if end - self.r.pos <= 64 {
-            let mut a = [0u8; 72];
-            let n = self.r.unescape(end, &mut a)?;
+        // Short (a UUID, a hash): decoded on the stack, no allocation.
+        let mut a = [0u8; SHORT_BUF];
+        if let Some(n) = self.r.unescape_short(&mut a)? {
             self.end_element();
             return visitor.visit_bytes(&a[..n]);
         }
@@ -933,10 +1031,12 @@ impl<'de> de::Deserializer<'de> for &mut KeyDeserializer<'de> {
         visitor.visit_byte_buf(buf)
     }
 
+    #[inline]
     fn deserialize_byte_buf<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
         self.deserialize_bytes(visitor)
     }
 
+    #[inline]
     fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
         let tag = self.begin_element()?;
         if self.is_null_tag(tag) {
@@ -948,6 +1048,7 @@ impl<'de> de::Deserializer<'de> for &mut KeyDeserializer<'de> {
         }
     }
 
+    #[inline]
     fn deserialize_unit<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
         let tag = self.begin_element()?;
         if self.is_null_tag(tag) {
@@ -962,6 +1063,7 @@ impl<'de> de::Deserializer<'de> for &mut KeyDeserializer<'de> {
         }
     }
 
+    #[inline]
     fn deserialize_unit_struct<V: Visitor<'de>>(
         self,
         _name: &'static str,
@@ -970,6 +1072,7 @@ impl<'de> de::Deserializer<'de> for &mut KeyDeserializer<'de> {
         self.deserialize_unit(visitor)
     }
 
+    #[inline]
     fn deserialize_newtype_struct<V: Visitor<'de>>(
         self,
         name: &'static str,
@@ -982,14 +1085,17 @@ impl<'de> de::Deserializer<'de> for &mut KeyDeserializer<'de> {
         visitor.visit_newtype_struct(self)
     }
 
+    #[inline]
     fn deserialize_seq<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
         self.with_seq(visitor)
     }
 
+    #[inline]
     fn deserialize_tuple<V: Visitor<'de>>(self, _len: usize, visitor: V) -> Result<V::Value> {
         self.with_seq(visitor)
     }
 
+    #[inline]
     fn deserialize_tuple_struct<V: Visitor<'de>>(
         self,
         _name: &'static str,
@@ -999,6 +1105,7 @@ impl<'de> de::Deserializer<'de> for &mut KeyDeserializer<'de> {
         self.with_seq(visitor)
     }
 
+    #[inline]
     fn deserialize_map<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
         let kind = self.open()?;
         let v = visitor.visit_map(Seq { d: self, kind })?;
@@ -1006,6 +1113,7 @@ impl<'de> de::Deserializer<'de> for &mut KeyDeserializer<'de> {
         Ok(v)
     }
 
+    #[inline]
     fn deserialize_struct<V: Visitor<'de>>(
         self,
         _name: &'static str,
@@ -1015,6 +1123,7 @@ impl<'de> de::Deserializer<'de> for &mut KeyDeserializer<'de> {
         self.with_seq(visitor)
     }
 
+    #[inline]
     fn deserialize_enum<V: Visitor<'de>>(
         self,
         _name: &'static str,
@@ -1044,14 +1153,17 @@ impl<'de> de::Deserializer<'de> for &mut KeyDeserializer<'de> {
         }
     }
 
+    #[inline]
     fn deserialize_identifier<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
         self.deserialize_any(visitor)
     }
 
+    #[inline]
     fn deserialize_ignored_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
         self.deserialize_any(visitor)
     }
 
+    #[inline]
     fn is_human_readable(&self) -> bool {
         false
     }
@@ -1059,10 +1171,12 @@ impl<'de> de::Deserializer<'de> for &mut KeyDeserializer<'de> {
 
 impl<'de> KeyDeserializer<'de> {
     /// NULL tags: nulls-last only at the top level (inside tuples NULL always sorts first).
+    #[inline]
     fn is_null_tag(&self, tag: u8) -> bool {
         tag == TAG_NULL_FIRST || (tag == TAG_NULL_LAST && self.level < 2)
     }
 
+    #[inline]
     fn peek_top_tag(&mut self) -> Result<u8> {
         if self.level >= 2 {
             self.peek_tag()
@@ -1076,9 +1190,11 @@ impl<'de> KeyDeserializer<'de> {
 /// Maps are tuples of alternating keys and values: the same sequence access.
 impl<'de> de::MapAccess<'de> for Seq<'_, 'de> {
     type Error = KeySerdeError;
+    #[inline]
     fn next_key_seed<K: DeserializeSeed<'de>>(&mut self, seed: K) -> Result<Option<K::Value>> {
         self.next_element_seed(seed)
     }
+    #[inline]
     fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value> {
         seed.deserialize(&mut *self.d)
     }
@@ -1087,6 +1203,7 @@ impl<'de> de::MapAccess<'de> for Seq<'_, 'de> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::codec::native::put_escaped;
     use crate::codec::native::NativeCodec;
     use crate::{tuple, TupleCodec, Value};
     use serde::{Deserialize, Serialize};

@@ -108,13 +108,24 @@ const fn int_tag_table() -> [(bool, u8, u8); 256] {
 }
 
 /// Decoding of one tag of the integers whose magnitude fits a `u64` (classes 0 to 8): the
-/// magnitude is `base + payload quotient × 254 + last digit`.
+/// magnitude is `base + payload quotient × 254 + last digit − 1`. Everything that depends only
+/// on the tag is precomputed, so decoding has no branch on the payload length.
 #[derive(Clone, Copy)]
 struct FastTag {
-    /// Smallest magnitude of the tag.
+    /// Smallest magnitude of the tag, minus 1 when the tag has a payload (the last digit is
+    /// stored plus one); wrapping.
     base: u64,
+    /// The payload's lanes in an 8-byte big-endian load shifted right by `shift`: the low
+    /// `8 p` bits (0 for p = 0).
+    lanes: u64,
+    /// `lanes` for a negative tag (its payload is complemented), else 0.
+    invert: u64,
+    /// `64 − 8 p` for p ≥ 1, 0 for p = 0 (then `lanes` is 0).
+    shift: u8,
     /// Payload bytes (0 to 8).
     p: u8,
+    /// 2 when there is a payload, else 0: a last digit below this (after adding 1) is invalid.
+    check: u8,
     neg: bool,
     /// False for the tags that need the `u128` path (and for non-integer tags).
     fast: bool,
@@ -125,7 +136,11 @@ const FAST_TAGS: [FastTag; 256] = fast_tags();
 const fn fast_tags() -> [FastTag; 256] {
     let none = FastTag {
         base: 0,
+        lanes: 0,
+        invert: 0,
+        shift: 0,
         p: 0,
+        check: 0,
         neg: false,
         fast: false,
     };
@@ -141,9 +156,21 @@ const fn fast_tags() -> [FastTag; 256] {
                 (&POS_CLASSES, &POS_STARTS)
             };
             let p = classes[c].p;
+            let base = (starts[c] + k as u128 * per_tag(p)) as u64;
+            let lanes = if p == 0 {
+                0
+            } else if p == 8 {
+                u64::MAX
+            } else {
+                (1u64 << (8 * p)) - 1
+            };
             t[tag] = FastTag {
-                base: (starts[c] + k as u128 * per_tag(p)) as u64,
+                base: if p == 0 { base } else { base.wrapping_sub(1) },
+                lanes,
+                invert: if neg { lanes } else { 0 },
+                shift: if p == 0 { 0 } else { 64 - 8 * p },
                 p,
+                check: if p == 0 { 0 } else { 2 },
                 neg,
                 fast: true,
             };
@@ -374,19 +401,18 @@ impl Reader<'_> {
         self.int_after_tag(tag, at)
     }
 
-    #[inline]
+    #[inline(always)]
     pub(crate) fn int_after_tag(&mut self, tag: u8, at: usize) -> Result<i128, DecodeError> {
-        let f = FAST_TAGS[tag as usize];
+        let f = &FAST_TAGS[tag as usize];
         if f.fast {
             // The magnitude fits a u64. Where the key has 8 bytes left, the payload (0 to 8
             // bytes) is read with one 8-byte load and no branch on its length.
-            let p = f.p as usize;
-            let bits = 8 * u32::from(f.p); // 0..=64
+            let p = usize::from(f.p);
             let raw = match self.bytes.get(self.pos..self.pos + 8) {
                 Some(w) => {
                     let mut a = [0u8; 8];
                     a.copy_from_slice(w);
-                    u64::from_be_bytes(a).checked_shr(64 - bits).unwrap_or(0)
+                    u64::from_be_bytes(a) >> f.shift
                 }
                 // Near the end of the key: byte by byte.
                 None => match self.bytes.get(self.pos..self.pos + p) {
@@ -394,20 +420,24 @@ impl Reader<'_> {
                     None => return Err(self.short(p)),
                 },
             };
-            let lanes = u64::MAX.checked_shr(64 - bits).unwrap_or(0);
-            let invert = u64::from(if f.neg { 0xff } else { 0 } ^ self.mask);
-            let payload = raw ^ ((invert * 0x0101_0101_0101_0101) & lanes);
+            let mask = u64::from(self.mask) * 0x0101_0101_0101_0101;
+            let payload = (raw ^ mask ^ f.invert) & f.lanes;
             let last = payload as u8;
-            let has_payload = p != 0;
-            // The last payload byte is never 0x00 or 0xff.
-            if has_payload & (last.wrapping_add(1) < 2) {
+            // The last payload byte is never 0x00 or 0xff (no payload: `check` is 0).
+            if last.wrapping_add(1) < f.check {
                 return Err(self.bad_last(self.pos + p - 1, last));
             }
             self.pos += p;
             // m = base + quotient × 254 + (last − 1); p = 0: payload and last are 0.
-            let m = f.base + (payload >> 8) * 254 + u64::from(last) - u64::from(has_payload);
+            let m = f.base.wrapping_add((payload >> 8) * 254 + u64::from(last));
             return Ok(if f.neg { !(m as i128) } else { m as i128 });
         }
+        self.int_wide_after_tag(tag, at)
+    }
+
+    /// Integers whose magnitude does not fit a `u64` (classes 9 and up).
+    #[inline(never)]
+    fn int_wide_after_tag(&mut self, tag: u8, at: usize) -> Result<i128, DecodeError> {
         let (neg, c, k) = INT_TAGS[tag as usize];
         let (classes, starts) = if neg {
             (&NEG_CLASSES, &NEG_STARTS)

@@ -28,7 +28,9 @@ pub(crate) use fixed::{put_f64, put_uuid};
 pub(crate) use int::{encode_i64, encode_int, encode_u64};
 pub(crate) use reader::Reader;
 pub use reader::MAX_DEPTH;
+#[cfg(test)]
 pub(crate) use string::put_escaped;
+pub(crate) use string::{put_string, SHORT_BUF};
 
 use crate::codec::TupleCodec;
 use crate::error::{DecodeError, EncodeError};
@@ -291,14 +293,8 @@ fn encode_value(
             out.push(TRAILER);
         }
         Value::Float(f) => put_f64(out, *f),
-        Value::Bytes(b) => {
-            out.push(TAG_BYTES);
-            put_escaped(out, b);
-        }
-        Value::Text(s) => {
-            out.push(TAG_TEXT);
-            put_escaped(out, s.as_bytes());
-        }
+        Value::Bytes(b) => put_string(out, TAG_BYTES, b),
+        Value::Text(s) => put_string(out, TAG_TEXT, s.as_bytes()),
         Value::Uuid(u) => put_uuid(out, u.as_bytes()),
         Value::Time(t) => {
             out.push(TAG_TIME);

@@ -18,6 +18,7 @@ pub(crate) struct Reader<'a> {
 }
 
 impl<'a> Reader<'a> {
+    #[inline]
     pub(crate) fn new(bytes: &'a [u8]) -> Self {
         Reader {
             bytes,
@@ -27,10 +28,12 @@ impl<'a> Reader<'a> {
         }
     }
 
+    #[inline]
     pub(crate) fn bytes(&self) -> &'a [u8] {
         self.bytes
     }
 
+    #[inline]
     pub(crate) fn at_end(&self) -> bool {
         self.pos >= self.bytes.len()
     }

@@ -8,6 +8,12 @@
 use super::{Reader, STR_END, STR_HIGH, STR_SHIFT};
 use crate::error::DecodeError;
 
+/// Strings of at most this many bytes are decoded on the stack by
+/// [`Reader::unescape_short`].
+pub(crate) const SHORT: usize = 64;
+/// Size of the stack buffer of [`Reader::unescape_short`]: room for whole 16-byte blocks.
+pub(crate) const SHORT_BUF: usize = SHORT + 16;
+
 /// `0x01` in every byte.
 const ONES: u64 = 0x0101_0101_0101_0101;
 /// `0x80` in every byte.
@@ -105,6 +111,29 @@ pub(crate) fn put_escaped(out: &mut Vec<u8>, s: &[u8]) {
     let word = ((x + SHIFTS) & content) | (u64::from(STR_END) << lanes);
     out.extend_from_slice(&word.to_le_bytes());
     out.truncate(len + tail.len() + 1);
+}
+
+/// A string element: `tag`, then `s` as [`put_escaped`] writes it. A string of fewer than 8
+/// bytes with no byte `≥ 0xfc` (short text, the common case) is one 16-byte store cut back.
+#[inline]
+pub(crate) fn put_string(out: &mut Vec<u8>, tag: u8, s: &[u8]) {
+    let n = s.len();
+    if n < 8 {
+        let x = load_le_short(s);
+        if !any_ge_fc(x) {
+            let lanes = 8 * n as u32;
+            let content = (1u64 << lanes) - 1;
+            let body = ((x + SHIFTS) & content) | (u64::from(STR_END) << lanes);
+            let word = u128::from(tag) | (u128::from(body) << 8);
+            let len = out.len();
+            out.extend_from_slice(&word.to_le_bytes());
+            out.truncate(len + n + 2);
+            return;
+        }
+    }
+    out.reserve(n + 9);
+    out.push(tag);
+    put_escaped(out, s);
 }
 
 /// The bytes of `s` (a word or the tail: at most 8) one by one, without a branch per byte:
@@ -267,6 +296,58 @@ impl Reader<'_> {
         Ok(n)
     }
 
+    /// Decodes the string at the cursor into `dst` when its content is at most [`SHORT`]
+    /// bytes: returns its length and moves past its terminator. A longer string returns
+    /// `None` and leaves the cursor where it was. One pass (no search for the terminator
+    /// first); plain runs are written in whole 16-byte blocks.
+    #[inline]
+    pub(crate) fn unescape_short(
+        &mut self,
+        dst: &mut [u8; SHORT_BUF],
+    ) -> Result<Option<usize>, DecodeError> {
+        let start = self.pos;
+        let mut n = 0;
+        loop {
+            let (run, terminated) = self.plain_run();
+            if n + run > SHORT {
+                self.pos = start;
+                return Ok(None);
+            }
+            // n + run ≤ SHORT, so the blocks end by SHORT + 15 < SHORT_BUF.
+            self.unshift_plain_blocks(run, &mut dst[n..]);
+            n += run;
+            if terminated {
+                self.pos += 1;
+                return Ok(Some(n));
+            }
+            let at = self.pos;
+            match self.bytes.get(at).map(|b| b ^ self.mask) {
+                Some(STR_HIGH) => match self.bytes.get(at + 1).map(|c| c ^ self.mask) {
+                    Some(c @ 0x02..=0x05) => {
+                        // n ≤ SHORT < SHORT_BUF; past SHORT the next run returns None.
+                        dst[n] = c + 0xfa;
+                        n += 1;
+                        self.pos += 2;
+                    }
+                    _ => return Err(self.bad_string(at)),
+                },
+                _ => return Err(self.bad_string(at)),
+            }
+        }
+    }
+
+    /// The error for the byte at `at`, which stopped a plain run of a string and is neither
+    /// its terminator nor a valid two-byte code.
+    #[cold]
+    #[inline(never)]
+    fn bad_string(&self, at: usize) -> DecodeError {
+        match self.bytes.get(at).map(|b| b ^ self.mask) {
+            None => self.err(self.bytes.len(), "string without its terminator"),
+            Some(STR_HIGH) => self.err(at + 1, "bad two-byte code in a string"),
+            Some(other) => self.err(at, format!("byte 0x{other:02x} cannot appear in a string")),
+        }
+    }
+
     /// The content of the string at the cursor in a new buffer, and whether it is all ASCII
     /// (false when unknown); moves past its terminator.
     #[inline]
@@ -279,6 +360,10 @@ impl Reader<'_> {
             let ascii = self.unshift_plain_vec(n, &mut out);
             self.pos += 1;
             return Ok((out, ascii));
+        }
+        let mut a = [0u8; SHORT_BUF];
+        if let Some(n) = self.unescape_short(&mut a)? {
+            return Ok((a[..n].to_vec(), false));
         }
         let end = self.string_end()?;
         let mut out = vec![0; end - self.pos + 8];
@@ -332,6 +417,76 @@ mod tests {
         // The lowest flagged byte is exact even with several special bytes.
         let x = u64::from_le_bytes([0x41, 0xff, 0x00, 0x01, 0x41, 0xfe, 0x41, 0x41]);
         assert_eq!(special_bytes(x).trailing_zeros() / 8, 1);
+    }
+
+    /// The one-store path of `put_string` writes the tag and exactly the bytes of
+    /// `put_escaped`, for every byte value at every position of strings of 0 to 11 bytes.
+    #[test]
+    fn put_string_is_tag_then_put_escaped() {
+        for len in 0..12usize {
+            for at in 0..len.max(1) {
+                for b in 0..=255u8 {
+                    let mut s: Vec<u8> = (0..len).map(|i| (i * 37 % 251) as u8).collect();
+                    if len > 0 {
+                        s[at] = b;
+                    }
+                    let mut want = vec![0xaa, 0x42];
+                    put_escaped(&mut want, &s);
+                    let mut got = vec![0xaa];
+                    put_string(&mut got, 0x42, &s);
+                    assert_eq!(got, want, "{s:?}");
+                }
+            }
+        }
+    }
+
+    /// `unescape_short` decodes every string of at most `SHORT` bytes (escapes anywhere,
+    /// including right at the limit), returns `None` for longer ones with the cursor left in
+    /// place, and refuses every truncation; ascending and descending.
+    #[test]
+    fn unescape_short_agrees_with_escaped() {
+        for len in 0..(SHORT + 20) {
+            for fill in [0x41u8, 0x00, 0x01, 0xfc, 0xff] {
+                for at in [0, len / 2, len.saturating_sub(1)] {
+                    let mut s: Vec<u8> = (0..len).map(|i| (i * 37 % 251) as u8).collect();
+                    if len > 0 {
+                        s[at] = fill;
+                    }
+                    let mut enc = Vec::new();
+                    put_escaped(&mut enc, &s);
+                    for mask in [0u8, 0xff] {
+                        let bytes: Vec<u8> = enc.iter().map(|b| b ^ mask).collect();
+                        let mut r = Reader::new(&bytes);
+                        r.mask = mask;
+                        let mut a = [0u8; SHORT_BUF];
+                        match r.unescape_short(&mut a).unwrap() {
+                            Some(n) => {
+                                assert!(len <= SHORT);
+                                assert_eq!(&a[..n], &s[..]);
+                                assert_eq!(r.pos, bytes.len());
+                            }
+                            None => {
+                                assert!(len > SHORT, "{len}");
+                                assert_eq!(r.pos, 0);
+                            }
+                        }
+                        let mut r = Reader::new(&bytes);
+                        r.mask = mask;
+                        assert_eq!(r.escaped_vec().unwrap().0, s);
+                        assert_eq!(r.pos, bytes.len());
+                        for cut in 0..bytes.len() {
+                            let mut r = Reader::new(&bytes[..cut]);
+                            r.mask = mask;
+                            assert!(r.escaped_vec().is_err(), "{s:?} cut at {cut}");
+                            let mut r = Reader::new(&bytes[..cut]);
+                            r.mask = mask;
+                            let mut a = [0u8; SHORT_BUF];
+                            assert!(!matches!(r.unescape_short(&mut a), Ok(Some(_))));
+                        }
+                    }
+                }
+            }
+        }
     }
 
     #[test]
