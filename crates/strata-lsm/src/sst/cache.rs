@@ -2,7 +2,7 @@
 //! sharded so that concurrent readers rarely meet on one lock. Eviction is CLOCK (a hit only
 //! sets a bit; the hand clears bits and evicts unreferenced blocks), which approximates LRU
 //! at the cost of a flag store per hit. A hit hands out the shared block (an `Arc`), never a
-//! copy.
+//! copy; the map holds the block and its bit directly, so a hit reads one bucket.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -33,47 +33,48 @@ impl Hasher for KeyHasher {
     }
 }
 
-struct Slot {
-    key: Key,
-    block: Option<Arc<Vec<u8>>>,
+/// A cached block with its CLOCK reference bit, held in the map itself: a hit touches the
+/// map's bucket and the block, nothing in between.
+struct Entry {
+    block: Arc<Vec<u8>>,
     referenced: bool,
 }
 
 #[derive(Default)]
 struct Shard {
-    map: HashMap<Key, usize, BuildHasherDefault<KeyHasher>>,
-    slots: Vec<Slot>,
-    free: Vec<usize>,
+    map: HashMap<Key, Entry, BuildHasherDefault<KeyHasher>>,
+    /// Every cached key, in the order the clock hand visits them.
+    ring: Vec<Key>,
     hand: usize,
     bytes: usize,
 }
 
 impl Shard {
-    fn remove_slot(&mut self, i: usize) {
-        if let Some(b) = self.slots[i].block.take() {
-            self.bytes -= b.len();
-            self.map.remove(&self.slots[i].key);
-            self.free.push(i);
-        }
-    }
-
     /// Evicts unreferenced blocks until `bytes <= cap` (or nothing is left).
     fn evict(&mut self, cap: usize) {
-        let n = self.slots.len();
         // Two sweeps clear every reference bit, so this ends.
-        let mut budget = 2 * n + 1;
-        while self.bytes > cap && budget > 0 && n > 0 {
+        let mut budget = 2 * self.ring.len() + 1;
+        while self.bytes > cap && budget > 0 && !self.ring.is_empty() {
             budget -= 1;
-            let i = self.hand % n;
-            self.hand = (i + 1) % n;
-            let s = &mut self.slots[i];
-            if s.block.is_none() {
-                continue;
-            }
-            if s.referenced {
-                s.referenced = false;
-            } else {
-                self.remove_slot(i);
+            let i = self.hand % self.ring.len();
+            let key = self.ring[i];
+            match self.map.get_mut(&key) {
+                Some(e) if e.referenced => {
+                    e.referenced = false;
+                    self.hand = i + 1;
+                }
+                Some(_) => {
+                    if let Some(e) = self.map.remove(&key) {
+                        self.bytes -= e.block.len();
+                    }
+                    // The last key moves into slot `i`, which the hand visits next.
+                    self.ring.swap_remove(i);
+                    self.hand = i;
+                }
+                None => {
+                    self.ring.swap_remove(i);
+                    self.hand = i;
+                }
             }
         }
     }
@@ -102,40 +103,33 @@ impl BlockCache {
     /// The cached block, if any.
     pub fn get(&self, file: u64, off: u64) -> Option<Arc<Vec<u8>>> {
         let mut s = self.shard((file, off));
-        let i = *s.map.get(&(file, off))?;
-        let slot = &mut s.slots[i];
-        slot.referenced = true;
-        slot.block.clone()
+        let e = s.map.get_mut(&(file, off))?;
+        e.referenced = true;
+        Some(Arc::clone(&e.block))
     }
 
     /// Inserts a block, evicting blocks beyond capacity (a block larger than a shard's share
     /// is not kept).
     pub fn insert(&self, file: u64, off: u64, block: Arc<Vec<u8>>) {
         let size = block.len();
-        let mut s = self.shard((file, off));
-        if let Some(&i) = s.map.get(&(file, off)) {
-            s.remove_slot(i);
+        let key = (file, off);
+        let mut s = self.shard(key);
+        if let Some(old) = s.map.remove(&key) {
+            s.bytes -= old.block.len();
+            s.ring.retain(|k| *k != key);
         }
         if size > self.per_shard {
             return;
         }
         s.evict(self.per_shard.saturating_sub(size));
-        let slot = Slot {
-            key: (file, off),
-            block: Some(block),
-            referenced: false,
-        };
-        let i = match s.free.pop() {
-            Some(i) => {
-                s.slots[i] = slot;
-                i
-            }
-            None => {
-                s.slots.push(slot);
-                s.slots.len() - 1
-            }
-        };
-        s.map.insert((file, off), i);
+        s.ring.push(key);
+        s.map.insert(
+            key,
+            Entry {
+                block,
+                referenced: false,
+            },
+        );
         s.bytes += size;
     }
 
@@ -143,16 +137,16 @@ impl BlockCache {
     pub fn forget_file(&self, file: u64) {
         for sh in &self.shards {
             let mut s = lock(sh);
-            let doomed: Vec<usize> = s
-                .slots
-                .iter()
-                .enumerate()
-                .filter(|(_, x)| x.block.is_some() && x.key.0 == file)
-                .map(|(i, _)| i)
-                .collect();
-            for i in doomed {
-                s.remove_slot(i);
-            }
+            let mut freed = 0;
+            s.map.retain(|k, e| {
+                let keep = k.0 != file;
+                if !keep {
+                    freed += e.block.len();
+                }
+                keep
+            });
+            s.bytes -= freed;
+            s.ring.retain(|k| k.0 != file);
         }
     }
 
@@ -188,6 +182,46 @@ mod tests {
             c.insert(7, i * 4096, Arc::new(vec![0u8; 100]));
         }
         assert!(c.bytes() <= SHARDS * 1000);
+    }
+
+    fn check_invariants(c: &BlockCache) {
+        for sh in &c.shards {
+            let s = lock(sh);
+            let sum: usize = s.map.values().map(|e| e.block.len()).sum();
+            assert_eq!(s.bytes, sum, "bytes counted");
+            assert!(s.bytes <= c.per_shard, "shard over its share");
+            let mut ring = s.ring.clone();
+            ring.sort_unstable();
+            let mut keys: Vec<Key> = s.map.keys().copied().collect();
+            keys.sort_unstable();
+            assert_eq!(ring, keys, "the clock visits exactly the cached keys");
+        }
+    }
+
+    proptest::proptest! {
+        /// Random inserts, hits, re-inserts and forgets: the byte count, the shard bound and
+        /// the ring stay consistent, and a hit returns the block last inserted for its key.
+        #[test]
+        fn cache_stays_consistent(ops in proptest::collection::vec((0u8..4, 0u64..3, 0u64..40, 1usize..400), 0..300)) {
+            let c = BlockCache::new(SHARDS * 1000);
+            let mut last: std::collections::HashMap<(u64, u64), Vec<u8>> = Default::default();
+            for (op, file, off, size) in ops {
+                match op {
+                    0 | 1 => {
+                        let b = vec![(off as u8) ^ (size as u8); size];
+                        c.insert(file, off, Arc::new(b.clone()));
+                        last.insert((file, off), b);
+                    }
+                    2 => {
+                        if let Some(b) = c.get(file, off) {
+                            proptest::prop_assert_eq!(Some(b.as_ref()), last.get(&(file, off)));
+                        }
+                    }
+                    _ => c.forget_file(file),
+                }
+                check_invariants(&c);
+            }
+        }
     }
 
     #[test]
