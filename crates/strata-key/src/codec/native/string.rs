@@ -113,8 +113,9 @@ pub(crate) fn put_escaped(out: &mut Vec<u8>, s: &[u8]) {
     out.truncate(len + tail.len() + 1);
 }
 
-/// A string element: `tag`, then `s` as [`put_escaped`] writes it. A string of fewer than 8
-/// bytes with no byte `≥ 0xfc` (short text, the common case) is one 16-byte store cut back.
+/// A string element: `tag`, then `s` as [`put_escaped`] writes it. A string of at most 16
+/// bytes with no byte `≥ 0xfc` (short text, a UUID, the common case) is written with one or
+/// two stores, cut back.
 #[inline]
 pub(crate) fn put_string(out: &mut Vec<u8>, tag: u8, s: &[u8]) {
     let n = s.len();
@@ -127,6 +128,25 @@ pub(crate) fn put_string(out: &mut Vec<u8>, tag: u8, s: &[u8]) {
             let word = u128::from(tag) | (u128::from(body) << 8);
             let len = out.len();
             out.extend_from_slice(&word.to_le_bytes());
+            out.truncate(len + n + 2);
+            return;
+        }
+    }
+    if (8..=16).contains(&n) {
+        // Two overlapping 8-byte loads; the content in a u128, the terminator after it.
+        let lo = load_le(s);
+        let hi = load_le(&s[n - 8..]);
+        if !(any_ge_fc(lo) | any_ge_fc(hi)) {
+            let mut c = u128::from(lo + SHIFTS) | (u128::from(hi + SHIFTS) << (8 * (n - 8)));
+            if n < 16 {
+                c |= u128::from(STR_END) << (8 * n);
+            }
+            let mut buf = [0u8; 18];
+            buf[..16].copy_from_slice(&(u128::from(tag) | (c << 8)).to_le_bytes());
+            buf[16] = (c >> 120) as u8;
+            buf[17] = STR_END;
+            let len = out.len();
+            out.extend_from_slice(&buf);
             out.truncate(len + n + 2);
             return;
         }
@@ -420,10 +440,10 @@ mod tests {
     }
 
     /// The one-store path of `put_string` writes the tag and exactly the bytes of
-    /// `put_escaped`, for every byte value at every position of strings of 0 to 11 bytes.
+    /// `put_escaped`, for every byte value at every position of strings of 0 to 19 bytes.
     #[test]
     fn put_string_is_tag_then_put_escaped() {
-        for len in 0..12usize {
+        for len in 0..20usize {
             for at in 0..len.max(1) {
                 for b in 0..=255u8 {
                     let mut s: Vec<u8> = (0..len).map(|i| (i * 37 % 251) as u8).collect();
