@@ -1019,7 +1019,14 @@ impl<'de> de::Deserializer<'de> for &mut KeyDeserializer<'de> {
             return self.deserialize_any(visitor);
         }
         self.string_tag(TAG_BYTES)?;
-        // Short (a UUID, a hash): decoded on the stack, no allocation.
+        if let Some((c, n)) = self.r.plain16() {
+            // A UUID: one 16-byte store, no loop.
+            let a = c.to_le_bytes();
+            self.r.pos += n + 1;
+            self.end_element();
+            return visitor.visit_bytes(&a[..n]);
+        }
+        // Short (a hash, escaped bytes): decoded on the stack, no allocation.
         let mut a = [0u8; SHORT_BUF];
         if let Some(n) = self.r.unescape_short(&mut a)? {
             self.end_element();

@@ -368,10 +368,50 @@ impl Reader<'_> {
         }
     }
 
+    /// A string of at most 16 plain bytes at the cursor (a UUID, a short name: the common
+    /// case), found with two word loads: its content unshifted in the low lanes of a `u128`
+    /// (the lanes past it are garbage) and its length. The cursor does not move. `None` for
+    /// anything else (longer, escaped, malformed), which the general paths then handle.
+    #[inline(always)]
+    pub(crate) fn plain16(&self) -> Option<(u128, usize)> {
+        let x0 = self.word_at(self.pos);
+        let s0 = special_bytes(x0);
+        let (x1, n, x) = if s0 != 0 {
+            let lane = (s0.trailing_zeros() / 8) as usize;
+            (0, lane, x0 >> (8 * lane))
+        } else {
+            let x1 = self.word_at(self.pos + 8);
+            let s1 = special_bytes(x1);
+            if s1 != 0 {
+                let lane = (s1.trailing_zeros() / 8) as usize;
+                (x1, 8 + lane, x1 >> (8 * lane))
+            } else {
+                let b = self.bytes.get(self.pos + 16).map_or(0, |b| b ^ self.mask);
+                (x1, 16, u64::from(b))
+            }
+        };
+        // Past the end of the key the lanes read 00, never the terminator.
+        if x as u8 != STR_END || self.pos + n >= self.bytes.len() {
+            return None;
+        }
+        let c = u128::from(x0.wrapping_sub(SHIFTS)) | (u128::from(x1.wrapping_sub(SHIFTS)) << 64);
+        Some((c, n))
+    }
+
     /// The content of the string at the cursor in a new buffer, and whether it is all ASCII
     /// (false when unknown); moves past its terminator.
     #[inline]
     pub(crate) fn escaped_vec(&mut self) -> Result<(Vec<u8>, bool), DecodeError> {
+        if let Some((c, n)) = self.plain16() {
+            // One 16-byte store into a buffer malloc would round up to at least 24 anyway.
+            let mut out = Vec::with_capacity(16);
+            out.extend_from_slice(&c.to_le_bytes());
+            out.truncate(n);
+            self.pos += n + 1;
+            let lanes = u128::MAX.checked_shr(128 - 8 * n as u32).unwrap_or(0);
+            let ascii = c & lanes & (u128::from(HIGHS) * ((1 << 64) + 1)) == 0;
+            return Ok((out, ascii));
+        }
         let (n, terminated) = self.plain_run();
         if terminated {
             // Whole words are written: a capacity of n rounded up to 8 (what malloc gives
@@ -462,7 +502,8 @@ mod tests {
 
     /// `unescape_short` decodes every string of at most `SHORT` bytes (escapes anywhere,
     /// including right at the limit), returns `None` for longer ones with the cursor left in
-    /// place, and refuses every truncation; ascending and descending.
+    /// place, and refuses every truncation; `plain16` finds every plain string of at most 16
+    /// bytes and nothing else; ascending and descending.
     #[test]
     fn unescape_short_agrees_with_escaped() {
         for len in 0..(SHORT + 20) {
@@ -492,11 +533,19 @@ mod tests {
                         }
                         let mut r = Reader::new(&bytes);
                         r.mask = mask;
+                        match r.plain16() {
+                            Some((c, n)) => {
+                                assert_eq!(&c.to_le_bytes()[..n], &s[..]);
+                                assert_eq!(r.pos + n + 1, bytes.len());
+                            }
+                            None => assert!(len > 16 || s.iter().any(|&b| b >= 0xfc)),
+                        }
                         assert_eq!(r.escaped_vec().unwrap().0, s);
                         assert_eq!(r.pos, bytes.len());
                         for cut in 0..bytes.len() {
                             let mut r = Reader::new(&bytes[..cut]);
                             r.mask = mask;
+                            assert!(r.plain16().is_none(), "{s:?} cut at {cut}");
                             assert!(r.escaped_vec().is_err(), "{s:?} cut at {cut}");
                             let mut r = Reader::new(&bytes[..cut]);
                             r.mask = mask;
