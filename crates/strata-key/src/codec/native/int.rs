@@ -1,6 +1,7 @@
 //! Integers: classes of tags with 0–16 payload bytes, the last payload byte a base-254 digit
 //! (see `docs/FORMAT.md`, "Integers").
 
+use super::put::put_cut;
 use super::{Reader, TAG_INT_MAX, TAG_INT_MIN};
 use crate::error::DecodeError;
 
@@ -346,9 +347,7 @@ pub(crate) fn encode_i64(x: i64, out: &mut Vec<u8>) {
     let mut buf = [0u8; 9];
     buf[0] = tag;
     buf[1..].copy_from_slice(&word.to_be_bytes());
-    let len = out.len();
-    out.extend_from_slice(&buf);
-    out.truncate(len + 1 + class.p as usize);
+    put_cut(out, buf, 1 + class.p as usize);
 }
 
 /// Integers beyond `i64`: the general `u128` path (one code for both signs: negatives use

@@ -5,6 +5,7 @@
 //! `0x02` in every byte of the word at once, which never carries or borrows across bytes for
 //! plain bytes. Words holding anything else, and the last `len % 8` bytes, go byte by byte.
 
+use super::put::put_cut;
 use super::{Reader, STR_END, STR_HIGH, STR_SHIFT};
 use crate::error::DecodeError;
 
@@ -116,7 +117,7 @@ pub(crate) fn put_escaped(out: &mut Vec<u8>, s: &[u8]) {
 /// A string element: `tag`, then `s` as [`put_escaped`] writes it. A string of at most 16
 /// bytes with no byte `≥ 0xfc` (short text, a UUID, the common case) is written with one or
 /// two stores, cut back.
-#[inline]
+#[inline(always)]
 pub(crate) fn put_string(out: &mut Vec<u8>, tag: u8, s: &[u8]) {
     let n = s.len();
     if n < 8 {
@@ -126,9 +127,7 @@ pub(crate) fn put_string(out: &mut Vec<u8>, tag: u8, s: &[u8]) {
             let content = (1u64 << lanes) - 1;
             let body = ((x + SHIFTS) & content) | (u64::from(STR_END) << lanes);
             let word = u128::from(tag) | (u128::from(body) << 8);
-            let len = out.len();
-            out.extend_from_slice(&word.to_le_bytes());
-            out.truncate(len + n + 2);
+            put_cut(out, word.to_le_bytes(), n + 2);
             return;
         }
     }
@@ -145,36 +144,60 @@ pub(crate) fn put_string(out: &mut Vec<u8>, tag: u8, s: &[u8]) {
             buf[..16].copy_from_slice(&(u128::from(tag) | (c << 8)).to_le_bytes());
             buf[16] = (c >> 120) as u8;
             buf[17] = STR_END;
-            let len = out.len();
-            out.extend_from_slice(&buf);
-            out.truncate(len + n + 2);
+            put_cut(out, buf, n + 2);
             return;
         }
     }
-    out.reserve(n + 9);
+    put_string_escaped(out, tag, s);
+}
+
+/// [`put_string`] for strings longer than 16 bytes or with bytes `≥ 0xfc`.
+#[inline(never)]
+fn put_string_escaped(out: &mut Vec<u8>, tag: u8, s: &[u8]) {
+    out.reserve(s.len() + 9);
     out.push(tag);
     put_escaped(out, s);
 }
 
-/// The bytes of `s` (a word or the tail: at most 8) one by one, without a branch per byte:
-/// each byte writes both of its possible output bytes and advances by its code's length.
+/// Bit 7 set in each byte of `x` that is `≥ 0xfc` (exact per byte: see [`any_ge_fc`]).
+#[inline(always)]
+fn ge_fc_bits(x: u64) -> u64 {
+    let t = x & (x << 1);
+    let t = t & (t << 2);
+    let t = t & (t << 2);
+    t & HIGHS
+}
+
+/// The bytes of `s` (a word or the tail: at most 8), some of them `≥ 0xfc`: one step per
+/// such byte (not per byte), each writing the plain bytes before it shifted, then its two-byte
+/// code, as one 16-byte store cut back.
 #[inline(never)]
 fn put_escaped_bytes(out: &mut Vec<u8>, s: &[u8]) {
-    let mut buf = [0u8; 17];
-    let mut j = 0;
-    for &b in &s[..s.len().min(8)] {
-        let high = b >= 0xfc;
-        buf[j] = if high {
-            STR_HIGH
-        } else {
-            b.wrapping_add(STR_SHIFT)
-        };
-        buf[j + 1] = b.wrapping_sub(0xfa);
-        j += 1 + usize::from(high);
+    let mut left = s.len().min(8);
+    // Lanes past `left` are 0 (never ≥ 0xfc), and stay 0 as the word shifts down.
+    let mut x = if left == 8 {
+        load_le(s)
+    } else {
+        load_le_short(&s[..left])
+    };
+    while left > 0 {
+        let high = ge_fc_bits(x);
+        if high == 0 {
+            // Carries of the addition only move up, past the content.
+            put_cut(out, x.wrapping_add(SHIFTS).to_le_bytes(), left);
+            return;
+        }
+        let l = (high.trailing_zeros() / 8) as usize; // < left
+        let b = (x >> (8 * l)) as u8;
+        // The lanes below l are plain: adding the shifts carries nothing into them.
+        let below = x.wrapping_add(SHIFTS) & ((1u64 << (8 * l)) - 1);
+        let word = u128::from(below)
+            | (u128::from(STR_HIGH) << (8 * l))
+            | (u128::from(b.wrapping_sub(0xfa)) << (8 * l + 8));
+        put_cut(out, word.to_le_bytes(), l + 2);
+        left -= l + 1;
+        x = x.checked_shr(8 * (l as u32 + 1)).unwrap_or(0);
     }
-    let len = out.len();
-    out.extend_from_slice(&buf[..16]);
-    out.truncate(len + j);
 }
 
 impl Reader<'_> {
