@@ -1015,10 +1015,13 @@ impl<'de> de::Deserializer<'de> for &mut KeyDeserializer<'de> {
 
     #[inline]
     fn deserialize_bytes<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
-        if self.level >= 1 && matches!(self.peek_top_tag()?, TAG_UUID | TAG_UUID_HI) {
-            return self.deserialize_any(visitor);
+        let tag = self.begin_element()?;
+        match tag {
+            TAG_BYTES => self.r.pos += 1,
+            // A UUID element reads as its 16 bytes.
+            TAG_UUID | TAG_UUID_HI if self.level >= 1 => return self.deserialize_any(visitor),
+            _ => return Err(self.wrong_tag("bytes", tag)),
         }
-        self.string_tag(TAG_BYTES)?;
         if let Some((c, n)) = self.r.plain16() {
             // A UUID: one 16-byte store, no loop.
             let a = c.to_le_bytes();
@@ -1181,16 +1184,6 @@ impl<'de> KeyDeserializer<'de> {
     #[inline]
     fn is_null_tag(&self, tag: u8) -> bool {
         tag == TAG_NULL_FIRST || (tag == TAG_NULL_LAST && self.level < 2)
-    }
-
-    #[inline]
-    fn peek_top_tag(&mut self) -> Result<u8> {
-        if self.level >= 2 {
-            self.peek_tag()
-        } else {
-            let t = self.begin_element()?;
-            Ok(t)
-        }
     }
 }
 

@@ -407,12 +407,9 @@ impl Reader<'_> {
             // The magnitude fits a u64. Where the key has 8 bytes left, the payload (0 to 8
             // bytes) is read with one 8-byte load and no branch on its length.
             let p = usize::from(f.p);
-            let raw = match self.bytes.get(self.pos..self.pos + 8) {
-                Some(w) => {
-                    let mut a = [0u8; 8];
-                    a.copy_from_slice(w);
-                    u64::from_be_bytes(a) >> f.shift
-                }
+            let rest = self.bytes.get(self.pos..).unwrap_or_default();
+            let raw = match rest.first_chunk::<8>() {
+                Some(w) => u64::from_be_bytes(*w) >> f.shift,
                 // Near the end of the key: byte by byte.
                 None => match self.bytes.get(self.pos..self.pos + p) {
                     Some(b) => b.iter().fold(0u64, |acc, &b| (acc << 8) | u64::from(b)),
