@@ -171,7 +171,8 @@ impl<'a> KeySerializer<'a> {
     /// inside tuples elements are ascending.
     #[inline(always)]
     fn begin(&mut self) -> Option<usize> {
-        if self.level >= 2 {
+        // Without per-field orders every element is ascending (and the index is unused).
+        if self.level >= 2 || self.orders.is_empty() {
             return None;
         }
         let order = self.orders.get(self.index).copied().unwrap_or_default();
