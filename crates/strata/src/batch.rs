@@ -43,6 +43,18 @@ impl Batch {
         Ok(self)
     }
 
+    /// Adds a put (replace) of a value of the caller's type (see [`Table::put_as`]).
+    pub fn put_as<T: serde::Serialize + ?Sized>(
+        &mut self,
+        table: &Table,
+        value: &T,
+    ) -> Result<&mut Batch> {
+        let (_, k, v) = table.encode_value(value)?;
+        self.inner.put(k, v);
+        self.touch(table);
+        Ok(self)
+    }
+
     /// Adds a put that requires that no item with the same key exists.
     pub fn put_if_not_exists(&mut self, table: &Table, item: &Item) -> Result<&mut Batch> {
         let (key, k, v) = table.encode_item(item)?;

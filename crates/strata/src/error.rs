@@ -80,6 +80,19 @@ pub enum Error {
         /// What is wrong.
         reason: String,
     },
+    /// A stored item that does not fit the type it is read into (typed reads,
+    /// [`crate::item_serde`]): an attribute missing or of another type.
+    #[error("item does not fit {type_name}: attribute {attr:?} at byte {offset}: {reason}")]
+    ItemType {
+        /// The Rust type being read.
+        type_name: String,
+        /// Path of the attribute at fault (`a.b.[2]`; empty for the item itself).
+        attr: String,
+        /// Byte offset in the stored item.
+        offset: usize,
+        /// What is wrong (serde's message).
+        reason: String,
+    },
     /// The operation is not available (e.g. the on-disk engine in a build without it).
     #[error("{0}")]
     Unsupported(String),

@@ -32,21 +32,21 @@ pub struct NestingError {
     pub attr: String,
 }
 
-const T_NULL: u8 = 0x00;
-const T_FALSE: u8 = 0x01;
-const T_TRUE: u8 = 0x02;
-const T_INT: u8 = 0x03;
-const T_F32: u8 = 0x04;
-const T_F64: u8 = 0x05;
-const T_BYTES: u8 = 0x06;
-const T_TEXT: u8 = 0x07;
-const T_UUID: u8 = 0x08;
-const T_TIME: u8 = 0x09;
-const T_TUPLE: u8 = 0x0a;
-const T_LIST: u8 = 0x0b;
-const T_MAP: u8 = 0x0c;
-const T_DECIMAL: u8 = 0x0d;
-const T_SET: u8 = 0x0e;
+pub(crate) const T_NULL: u8 = 0x00;
+pub(crate) const T_FALSE: u8 = 0x01;
+pub(crate) const T_TRUE: u8 = 0x02;
+pub(crate) const T_INT: u8 = 0x03;
+pub(crate) const T_F32: u8 = 0x04;
+pub(crate) const T_F64: u8 = 0x05;
+pub(crate) const T_BYTES: u8 = 0x06;
+pub(crate) const T_TEXT: u8 = 0x07;
+pub(crate) const T_UUID: u8 = 0x08;
+pub(crate) const T_TIME: u8 = 0x09;
+pub(crate) const T_TUPLE: u8 = 0x0a;
+pub(crate) const T_LIST: u8 = 0x0b;
+pub(crate) const T_MAP: u8 = 0x0c;
+pub(crate) const T_DECIMAL: u8 = 0x0d;
+pub(crate) const T_SET: u8 = 0x0e;
 
 /// Encodes an item; refuses one nested deeper than [`MAX_DEPTH`] (which would not decode).
 pub fn encode_item(item: &Item) -> Result<Vec<u8>, NestingError> {
@@ -78,7 +78,7 @@ fn value_depth_ok(v: &Value, depth: usize) -> bool {
     }
 }
 
-fn put_varint(out: &mut Vec<u8>, mut v: u128) {
+pub(crate) fn put_varint(out: &mut Vec<u8>, mut v: u128) {
     while v >= 0x80 {
         out.push((v as u8) | 0x80);
         v >>= 7;
@@ -86,15 +86,15 @@ fn put_varint(out: &mut Vec<u8>, mut v: u128) {
     out.push(v as u8);
 }
 
-fn zigzag(v: i128) -> u128 {
+pub(crate) fn zigzag(v: i128) -> u128 {
     ((v << 1) ^ (v >> 127)) as u128
 }
 
-fn unzigzag(u: u128) -> i128 {
+pub(crate) fn unzigzag(u: u128) -> i128 {
     ((u >> 1) as i128) ^ -((u & 1) as i128)
 }
 
-fn put_bytes(out: &mut Vec<u8>, b: &[u8]) {
+pub(crate) fn put_bytes(out: &mut Vec<u8>, b: &[u8]) {
     put_varint(out, b.len() as u128);
     out.extend_from_slice(b);
 }
@@ -131,7 +131,7 @@ fn put_attr(out: &mut Vec<u8>, a: &Attr) {
     }
 }
 
-fn put_value(out: &mut Vec<u8>, v: &Value) {
+pub(crate) fn put_value(out: &mut Vec<u8>, v: &Value) {
     match v {
         Value::Null => out.push(T_NULL),
         Value::Bool(false) => out.push(T_FALSE),
@@ -196,17 +196,29 @@ pub fn decode_item(bytes: &[u8]) -> Result<Item, Error> {
     Ok(item)
 }
 
-struct Reader<'a> {
-    buf: &'a [u8],
-    pos: usize,
+/// `raw` as text when it is UTF-8. Names and most texts are ASCII: checked a word at a time,
+/// without the general validator's set-up.
+#[inline]
+pub(crate) fn utf8(raw: &[u8]) -> Option<&str> {
+    if raw.is_ascii() {
+        // SAFETY: every ASCII byte string is valid UTF-8 (checked just above).
+        Some(unsafe { std::str::from_utf8_unchecked(raw) })
+    } else {
+        std::str::from_utf8(raw).ok()
+    }
+}
+
+pub(crate) struct Reader<'a> {
+    pub(crate) buf: &'a [u8],
+    pub(crate) pos: usize,
 }
 
 impl<'a> Reader<'a> {
-    fn err(&self, reason: impl Into<String>) -> Error {
+    pub(crate) fn err(&self, reason: impl Into<String>) -> Error {
         self.err_at(self.pos, reason)
     }
 
-    fn err_at(&self, offset: usize, reason: impl Into<String>) -> Error {
+    pub(crate) fn err_at(&self, offset: usize, reason: impl Into<String>) -> Error {
         Error::Corrupt {
             what: "item".into(),
             offset,
@@ -214,7 +226,7 @@ impl<'a> Reader<'a> {
         }
     }
 
-    fn byte(&mut self) -> Result<u8, Error> {
+    pub(crate) fn byte(&mut self) -> Result<u8, Error> {
         let b = *self
             .buf
             .get(self.pos)
@@ -223,7 +235,8 @@ impl<'a> Reader<'a> {
         Ok(b)
     }
 
-    fn take(&mut self, n: usize) -> Result<&'a [u8], Error> {
+    #[inline]
+    pub(crate) fn take(&mut self, n: usize) -> Result<&'a [u8], Error> {
         let end = self
             .pos
             .checked_add(n)
@@ -239,7 +252,7 @@ impl<'a> Reader<'a> {
         Ok(&buf[end - n..end])
     }
 
-    fn varint(&mut self) -> Result<u128, Error> {
+    pub(crate) fn varint(&mut self) -> Result<u128, Error> {
         // One byte (lengths, counts and small integers): no loop.
         if let Some(&b) = self.buf.get(self.pos).filter(|&&b| b < 0x80) {
             self.pos += 1;
@@ -265,7 +278,20 @@ impl<'a> Reader<'a> {
     }
 
     /// A count or length, which cannot exceed the bytes left (every element takes at least one).
-    fn count(&mut self) -> Result<usize, Error> {
+    #[inline]
+    pub(crate) fn count(&mut self) -> Result<usize, Error> {
+        // One byte (names, short texts, small counts): no 128-bit arithmetic.
+        if let Some(&b) = self.buf.get(self.pos) {
+            if b < 0x80 && (b as usize) < self.buf.len() - self.pos {
+                self.pos += 1;
+                return Ok(b as usize);
+            }
+        }
+        self.count_slow()
+    }
+
+    #[cold]
+    fn count_slow(&mut self) -> Result<usize, Error> {
         let start = self.pos;
         let v = self.varint()?;
         let left = self.buf.len() - self.pos;
@@ -288,7 +314,8 @@ impl<'a> Reader<'a> {
             let at = self.pos;
             let len = self.count()?;
             let raw = self.take(len)?;
-            let name = std::str::from_utf8(raw)
+            let name = utf8(raw)
+                .ok_or(())
                 .map_err(|_| self.err_at(at, "attribute name is not UTF-8"))?;
             if last.is_some_and(|l| l >= raw) {
                 return Err(self.err_at(at, format!("attribute {name:?} out of order or repeated")));
@@ -334,7 +361,7 @@ impl<'a> Reader<'a> {
         }
     }
 
-    fn value(&mut self, depth: usize) -> Result<Value, Error> {
+    pub(crate) fn value(&mut self, depth: usize) -> Result<Value, Error> {
         let at = self.pos;
         let tag = self.byte()?;
         Ok(match tag {
@@ -360,7 +387,8 @@ impl<'a> Reader<'a> {
                 let s = self.pos;
                 let raw = self.take(n)?;
                 Value::Text(
-                    std::str::from_utf8(raw)
+                    utf8(raw)
+                        .ok_or(())
                         .map_err(|_| self.err_at(s, "text is not UTF-8"))?
                         .to_owned(),
                 )
@@ -456,9 +484,41 @@ impl<'a> ItemRef<'a> {
     }
 }
 
+impl<'a> ItemRef<'a> {
+    /// Attribute `name`: `None` when absent, its scalar value, or the type name of a list, map
+    /// or set.
+    pub(crate) fn attr(
+        &self,
+        name: &str,
+    ) -> Result<Option<std::result::Result<Value, &'static str>>, Error> {
+        let mut r = Reader {
+            buf: self.bytes,
+            pos: 1,
+        };
+        let n = r.count()?;
+        for _ in 0..n {
+            let len = r.count()?;
+            let raw = r.take(len)?;
+            match raw.cmp(name.as_bytes()) {
+                std::cmp::Ordering::Less => r.skip_attr(1)?,
+                std::cmp::Ordering::Equal => {
+                    return match r.buf.get(r.pos) {
+                        Some(&T_LIST) => Ok(Some(Err("list"))),
+                        Some(&T_MAP) => Ok(Some(Err("map"))),
+                        Some(&T_SET) => Ok(Some(Err("set"))),
+                        _ => r.value(1).map(|v| Some(Ok(v))),
+                    };
+                }
+                std::cmp::Ordering::Greater => return Ok(None),
+            }
+        }
+        Ok(None)
+    }
+}
+
 impl Reader<'_> {
     /// Moves past one attribute, checking only that it stays inside the buffer.
-    fn skip_attr(&mut self, depth: usize) -> Result<(), Error> {
+    pub(crate) fn skip_attr(&mut self, depth: usize) -> Result<(), Error> {
         if depth > MAX_DEPTH + 1 {
             return Err(self.err(format!("nesting deeper than {MAX_DEPTH}")));
         }

@@ -32,6 +32,10 @@
 //!
 //! Byte formats (keys, items, catalog) are specified in `docs/format/tables.md`.
 
+// Test support shared with the integration tests names the crate `strata`.
+#[cfg(test)]
+extern crate self as strata;
+
 pub mod batch;
 pub mod catalog;
 pub mod db;
@@ -40,6 +44,7 @@ pub mod error;
 mod etcd;
 pub mod item;
 pub mod item_codec;
+pub mod item_serde;
 pub mod json;
 pub mod keys;
 mod lsm;
@@ -52,6 +57,7 @@ pub use batch::{Batch, Transaction};
 pub use db::{Db, DbOptions};
 pub use error::{Error, Result};
 pub use item::{Attr, Item, Set, SetError};
+pub use item_serde::{from_item_bytes, to_item_bytes};
 pub use query::{Page, Query, Rows, Scan, SortCondition};
 pub use schema::{Direction, KeyField, Nulls, TableSchema};
 #[cfg(feature = "etcd")]

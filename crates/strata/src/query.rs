@@ -173,13 +173,22 @@ impl Scan {
     }
 }
 
-/// One page of results.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Page {
+/// One page of results: [`Item`]s, or values of the caller's type ([`Table::query_as`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Page<T = Item> {
     /// The items, in order.
-    pub items: Vec<Item>,
+    pub items: Vec<T>,
     /// Key of the last item when more items follow; pass it as `after`.
     pub last_key: Option<Key>,
+}
+
+impl<T> Default for Page<T> {
+    fn default() -> Self {
+        Page {
+            items: Vec::new(),
+            last_key: None,
+        }
+    }
 }
 
 /// SQL's row comparison of an item's sort prefix with condition values, in the table's order:
@@ -410,6 +419,18 @@ impl Table {
         self.query_rows_with(q, item_decoder)
     }
 
+    /// One page of a Query with each item decoded straight into `T` (see
+    /// [`crate::item_serde`]; no [`Item`] is built). Same semantics as [`Table::query`].
+    pub fn query_as<T: serde::de::DeserializeOwned>(&self, q: &Query) -> Result<Page<T>> {
+        self.query_rows_as(q)?.into_page()
+    }
+
+    /// The items of a Query decoded one at a time into `T` (the streaming form of
+    /// [`Table::query_as`]; see [`Rows`]).
+    pub fn query_rows_as<T: serde::de::DeserializeOwned>(&self, q: &Query) -> Result<Rows<T>> {
+        self.query_rows_with(q, crate::item_serde::decode_owned::<T>)
+    }
+
     pub(crate) fn query_rows_with<T>(
         &self,
         q: &Query,
@@ -473,6 +494,18 @@ impl Table {
     /// Same semantics as [`Table::scan`], including `limit`, `after` and the last key.
     pub fn scan_rows(&self, s: &Scan) -> Result<Rows> {
         self.scan_rows_with(s, item_decoder)
+    }
+
+    /// One page of a Scan with each item decoded straight into `T` (see
+    /// [`crate::item_serde`]). Same semantics as [`Table::scan`].
+    pub fn scan_as<T: serde::de::DeserializeOwned>(&self, s: &Scan) -> Result<Page<T>> {
+        self.scan_rows_as(s)?.into_page()
+    }
+
+    /// The items of a Scan decoded one at a time into `T` (the streaming form of
+    /// [`Table::scan_as`]; see [`Rows`]).
+    pub fn scan_rows_as<T: serde::de::DeserializeOwned>(&self, s: &Scan) -> Result<Rows<T>> {
+        self.scan_rows_with(s, crate::item_serde::decode_owned::<T>)
     }
 
     pub(crate) fn scan_rows_with<T>(

@@ -58,7 +58,7 @@ impl RowFilter {
 /// of a [`Page`]). An error ends the iteration.
 ///
 /// `T` is what each item is decoded into: an [`Item`], or a type of the caller's
-/// ([`crate::Table::query_rows_as`]).
+/// ([`crate::Table::query_rows_as`], [`crate::Table::scan_rows_as`]).
 pub struct Rows<T = Item> {
     table: Table,
     /// `None` once exhausted (or after an error).
@@ -161,15 +161,13 @@ impl<T> Rows<T> {
     }
 }
 
-impl Rows<Item> {
+impl<T> Rows<T> {
     /// Collects the items into a [`Page`].
-    pub fn into_page(self) -> Result<Page> {
+    pub fn into_page(self) -> Result<Page<T>> {
         let (items, last_key) = self.collect_page()?;
         Ok(Page { items, last_key })
     }
-}
 
-impl<T> Rows<T> {
     /// Collects the items and the last key (see [`Rows::last_key`]).
     pub fn collect_page(mut self) -> Result<(Vec<T>, Option<Key>)> {
         let mut items = Vec::with_capacity(self.remaining.min(1024));

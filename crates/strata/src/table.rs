@@ -11,7 +11,8 @@ use strata_lsm::{Condition, WriteBatch};
 use crate::db::{Inner, TableDef};
 use crate::error::{Error, Result};
 use crate::item::{Attr, Item};
-use crate::item_codec::{decode_item, encode_item};
+use crate::item_codec::{decode_item, encode_item, ItemRef};
+use crate::item_serde::{from_item_bytes, to_item_bytes};
 use crate::schema::{KeyField, TableSchema};
 
 /// The key of an item: the partition values, then the sort values, in schema order.
@@ -290,6 +291,82 @@ impl Table {
         let k = self.encode_key(&key)?.bytes;
         let v = encode_item(item).map_err(|e| Error::invalid(self.name(), e.to_string()))?;
         Ok((key, k, v))
+    }
+
+    /// Encoded key and value of a value of the caller's type (see [`crate::item_serde`]): the
+    /// key attributes are read back from the encoded item, so the key is exactly the one
+    /// [`Table::key_of`] gives for the equivalent [`Item`].
+    pub(crate) fn encode_value<T: serde::Serialize + ?Sized>(
+        &self,
+        value: &T,
+    ) -> Result<(Key, Vec<u8>, Vec<u8>)> {
+        let v = to_item_bytes(value).map_err(|e| Error::invalid(self.name(), e.to_string()))?;
+        let item = ItemRef::new(&v)?;
+        let s = &self.def.schema;
+        let field = |f: &KeyField| -> Result<Value> {
+            match item.attr(&f.name)? {
+                None => Err(Error::MissingKeyAttribute {
+                    table: self.name().to_owned(),
+                    attr: f.name.clone(),
+                }),
+                Some(Ok(v)) => {
+                    self.check_field(f, &v)?;
+                    Ok(v)
+                }
+                Some(Err(type_name)) => Err(Error::KeyType {
+                    table: self.name().to_owned(),
+                    attr: f.name.clone(),
+                    expected: f.kind.name().to_owned(),
+                    found: type_name.to_owned(),
+                }),
+            }
+        };
+        let partition = s.partition.iter().map(field).collect::<Result<_>>()?;
+        let sort = s.sort.iter().map(field).collect::<Result<_>>()?;
+        let key = Key { partition, sort };
+        let k = self.encode_key(&key)?.bytes;
+        Ok((key, k, v))
+    }
+
+    /// Stores a value of the caller's type as an item (see [`crate::item_serde`]: a struct's
+    /// fields become attributes, and the bytes are those of the equivalent [`Item`]),
+    /// replacing any item with the same key.
+    ///
+    /// ```
+    /// use serde::{Deserialize, Serialize};
+    /// use strata::{Db, Key, KeyField, TableSchema};
+    /// use strata_key::{Kind, Value};
+    ///
+    /// #[derive(Serialize, Deserialize, Debug, PartialEq)]
+    /// struct Post { user: String, ts: i64, body: String }
+    ///
+    /// let db = Db::memory()?;
+    /// let posts = db.create_table(
+    ///     TableSchema::new("posts", vec![KeyField::new("user", Kind::Text)])
+    ///         .with_sort(vec![KeyField::new("ts", Kind::Int)]),
+    /// )?;
+    /// let p = Post { user: "u1".into(), ts: 5, body: "hi".into() };
+    /// posts.put_as(&p)?;
+    /// let k = Key::new(vec![Value::from("u1")], vec![Value::Int(5)]);
+    /// assert_eq!(posts.get_as::<Post>(&k)?, Some(p));
+    /// // The same item, read as an `Item`.
+    /// assert_eq!(posts.get(&k)?.unwrap().value("body"), Some(&Value::from("hi")));
+    /// # Ok::<(), strata::Error>(())
+    /// ```
+    pub fn put_as<T: serde::Serialize + ?Sized>(&self, value: &T) -> Result<()> {
+        let (_, k, v) = self.encode_value(value)?;
+        let mut b = WriteBatch::new();
+        b.put(k, v);
+        Ok(self.gated_write(b)??)
+    }
+
+    /// The item with `key`, if any, decoded straight into `T` (see [`crate::item_serde`]);
+    /// [`Error::ItemType`] when the stored item does not fit `T`.
+    pub fn get_as<T: serde::de::DeserializeOwned>(&self, key: &Key) -> Result<Option<T>> {
+        let k = self.encode_key(key)?;
+        let v = self.db.engine.get(&k.bytes)?;
+        self.check_live()?;
+        v.map(|v| from_item_bytes(&v)).transpose()
     }
 
     fn write(&self, batch: WriteBatch) -> std::result::Result<(), strata_lsm::Error> {

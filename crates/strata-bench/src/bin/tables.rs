@@ -9,6 +9,11 @@
 //! items would take many minutes: it gets `KSTONE_PARTITIONS` partitions (default 200, i.e.
 //! 20,000 items) and its rates are per operation on that smaller table.
 //!
+//! Strata runs twice: with the typed API (`put_as` / `get_as` / `query_as` / `scan_as` on
+//! `struct Row { user: String, ts: i64, body: String, n: i64 }`, what SQLite reads per row) and
+//! with the `Item` API (attribute maps), so both are visible in one run. `--memory` runs Strata
+//! on its in-memory engine instead.
+//!
 //! Every database is durable on commit: Strata with `sync = true` (group commit), SQLite in WAL
 //! mode with `synchronous = FULL`, KeystoneDB with its fsync per put. Bulk loads commit every
 //! 1,000 items (one Strata batch, one SQLite transaction).
@@ -20,6 +25,24 @@ use strata::{Batch, Db, DbOptions, Item, Key, KeyField, Query, Scan, SortConditi
 use strata_key::{Kind, Value};
 
 const BODY_LEN: usize = 64;
+
+/// One row as the typed API reads and writes it (the columns SQLite returns per row).
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+struct Row {
+    user: String,
+    ts: i64,
+    body: String,
+    n: i64,
+}
+
+/// Which Strata API a run uses.
+#[derive(Clone, Copy, PartialEq)]
+enum Api {
+    /// `put_as` / `get_as` / `query_as` / `scan_as` with [`Row`].
+    Typed,
+    /// [`Item`]s.
+    Items,
+}
 
 struct Rng(u64);
 impl Rng {
@@ -100,7 +123,13 @@ impl Results {
     }
 }
 
-fn bench_strata(dir: &std::path::Path, parts: usize, per: usize, memory: bool) -> Results {
+fn bench_strata(
+    dir: &std::path::Path,
+    parts: usize,
+    per: usize,
+    memory: bool,
+    api: Api,
+) -> Results {
     let db = if memory {
         Db::memory().expect("memory db")
     } else {
@@ -117,12 +146,22 @@ fn bench_strata(dir: &std::path::Path, parts: usize, per: usize, memory: bool) -
         let mut batch = Batch::new();
         for p in 0..parts {
             for s in 0..per {
-                let item = Item::new()
-                    .with("user", user(p))
-                    .with("ts", s as i64)
-                    .with("body", body(p, s))
-                    .with("n", (p * per + s) as i64);
-                batch.put(&t, &item).expect("put");
+                if api == Api::Typed {
+                    let row = Row {
+                        user: user(p),
+                        ts: s as i64,
+                        body: body(p, s),
+                        n: (p * per + s) as i64,
+                    };
+                    batch.put_as(&t, &row).expect("put");
+                } else {
+                    let item = Item::new()
+                        .with("user", user(p))
+                        .with("ts", s as i64)
+                        .with("body", body(p, s))
+                        .with("n", (p * per + s) as i64);
+                    batch.put(&t, &item).expect("put");
+                }
                 if batch.len() == 1000 {
                     db.write(std::mem::take(&mut batch)).expect("write");
                 }
@@ -144,15 +183,27 @@ fn bench_strata(dir: &std::path::Path, parts: usize, per: usize, memory: bool) -
         for _ in 0..gets {
             let (p, s) = (rng.below(parts), rng.below(per));
             let k = Key::new(vec![Value::from(user(p))], vec![Value::Int(s as i128)]);
-            let it = t.get(&k).expect("get").expect("present");
-            debug_assert_eq!(it.value("n"), Some(&Value::Int((p * per + s) as i128)));
+            if api == Api::Typed {
+                let row: Row = t.get_as(&k).expect("get").expect("present");
+                debug_assert_eq!(row.n as usize, p * per + s);
+            } else {
+                let it = t.get(&k).expect("get").expect("present");
+                debug_assert_eq!(it.value("n"), Some(&Value::Int((p * per + s) as i128)));
+            }
         }
     });
+    // Items a query returns, read through the API under test.
+    let query_count = |q: &Query| -> usize {
+        match api {
+            Api::Typed => t.query_as::<Row>(q).expect("query").items.len(),
+            Api::Items => t.query(q).expect("query").items.len(),
+        }
+    };
     let queries = 5_000;
     let query = timed(queries, || {
         for _ in 0..queries {
             let q = Query::new(vec![Value::from(user(rng.below(parts)))]).limit(100);
-            assert_eq!(t.query(&q).expect("query").items.len(), per.min(100));
+            assert_eq!(query_count(&q), per.min(100));
         }
     });
     let range = timed(queries, || {
@@ -160,23 +211,29 @@ fn bench_strata(dir: &std::path::Path, parts: usize, per: usize, memory: bool) -
             let q = Query::new(vec![Value::from(user(rng.below(parts)))]).sort(
                 SortCondition::Between(vec![Value::Int(20)], vec![Value::Int(39)]),
             );
-            assert_eq!(
-                t.query(&q).expect("query").items.len(),
-                20.min(per.saturating_sub(20))
-            );
+            assert_eq!(query_count(&q), 20.min(per.saturating_sub(20)));
         }
     });
+    // A scan streams its segment from one snapshot, each row decoded and dropped in turn, as
+    // SQLite steps one statement over the range (`Rows`: bounded memory, no pages).
     let scan_segment = |seg: u32, of: u32| -> usize {
-        let mut s = Scan::segment(seg, of).limit(10_000);
+        let s = Scan::segment(seg, of);
         let mut count = 0;
-        loop {
-            let page = t.scan(&s).expect("scan");
-            count += page.items.len();
-            match page.last_key {
-                Some(k) => s.after = Some(k),
-                None => return count,
+        match api {
+            Api::Typed => {
+                for r in t.scan_rows_as::<Row>(&s).expect("scan") {
+                    let _row: Row = r.expect("row");
+                    count += 1;
+                }
+            }
+            Api::Items => {
+                for r in t.scan_rows(&s).expect("scan") {
+                    let _item: Item = r.expect("row");
+                    count += 1;
+                }
             }
         }
+        count
     };
     let scan = timed(n as u64, || assert_eq!(scan_segment(0, 1), n));
     let scan4 = timed(n as u64, || {
@@ -190,7 +247,12 @@ fn bench_strata(dir: &std::path::Path, parts: usize, per: usize, memory: bool) -
     });
     db.close().expect("close");
     Results {
-        name: if memory { "Strata (memory)" } else { "Strata" },
+        name: match (memory, api) {
+            (false, Api::Typed) => "Strata",
+            (false, Api::Items) => "Strata (Item API)",
+            (true, Api::Typed) => "Strata (memory)",
+            (true, Api::Items) => "Strata (memory, Item API)",
+        },
         items: n,
         load,
         get,
@@ -421,26 +483,36 @@ fn main() {
     let dir = tempfile::tempdir().expect("tempdir");
     let started = Instant::now();
     eprintln!("strata: {parts} partitions x {per} items ...");
-    let strata = bench_strata(&dir.path().join("strata"), parts, per, memory);
+    let strata = bench_strata(&dir.path().join("strata"), parts, per, memory, Api::Typed);
+    eprintln!("strata (Item API) ...");
+    let items = bench_strata(
+        &dir.path().join("strata-items"),
+        parts,
+        per,
+        memory,
+        Api::Items,
+    );
     eprintln!("sqlite ...");
     let sqlite = bench_sqlite(dir.path(), parts, per);
     eprintln!("kstone: {kparts} partitions x {per} items ...");
     let kstone = bench_kstone(dir.path(), kparts, per);
-    let all = [&strata, &sqlite, &kstone];
+    let all = [&strata, &items, &sqlite, &kstone];
     println!(
-        "| operation | {} ({} items) | {} ({} items) | {} ({} items) | Strata / SQLite | Strata / KeystoneDB |",
-        strata.name, strata.items, sqlite.name, sqlite.items, kstone.name, kstone.items
+        "| operation | {} ({} items) | {} ({} items) | {} ({} items) | {} ({} items) | Strata / SQLite | Strata (Item API) / SQLite | Strata / KeystoneDB |",
+        strata.name, strata.items, items.name, items.items, sqlite.name, sqlite.items, kstone.name, kstone.items
     );
-    println!("|---|---:|---:|---:|---:|---:|");
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|");
     for (i, row) in ROWS.iter().enumerate() {
         let r: Vec<f64> = all.iter().map(|x| x.rates()[i].per_sec()).collect();
         println!(
-            "| {row} | {} | {} | {} | {:.2}× | {:.2}× |",
+            "| {row} | {} | {} | {} | {} | {:.2}× | {:.2}× | {:.2}× |",
             fmt_rate(r[0]),
             fmt_rate(r[1]),
             fmt_rate(r[2]),
-            r[0] / r[1],
-            r[0] / r[2]
+            fmt_rate(r[3]),
+            r[0] / r[2],
+            r[1] / r[2],
+            r[0] / r[3]
         );
     }
     eprintln!(

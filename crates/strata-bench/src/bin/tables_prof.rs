@@ -5,8 +5,10 @@
 //! workload's instructions.
 //!
 //! ```text
-//! tables_prof --dir D [--parts P] [--per N] --phase load|get|query|range|scan --ops K
+//! tables_prof --dir D [--parts P] [--per N] --phase load|get|query|range|scan --ops K [--typed]
 //! ```
+//! `--typed` uses the typed API (`put_as` / `get_as` / `query_as` / `scan_as` with `Row`)
+//! instead of `Item`s.
 //! The database in `D` is built on first use and reused (delete `D` to rebuild); `load`
 //! always builds a fresh one in `D`.
 
@@ -17,6 +19,15 @@ use strata::{
     Batch, Db, DbOptions, Item, Key, KeyField, Query, Scan, SortCondition, Table, TableSchema,
 };
 use strata_key::{Kind, Value};
+
+/// One row for the typed API.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Row {
+    user: String,
+    ts: i64,
+    body: String,
+    n: i64,
+}
 
 struct Rng(u64);
 impl Rng {
@@ -49,10 +60,23 @@ fn schema() -> TableSchema {
 }
 
 #[inline(never)]
-fn prof_load(db: &Db, t: &Table, parts: usize, per: usize) {
+fn prof_load(db: &Db, t: &Table, parts: usize, per: usize, typed: bool) {
     let mut batch = Batch::new();
     for p in 0..parts {
         for s in 0..per {
+            if typed {
+                let row = Row {
+                    user: user(p),
+                    ts: s as i64,
+                    body: body(p, s),
+                    n: (p * per + s) as i64,
+                };
+                batch.put_as(t, &row).expect("put");
+                if batch.len() == 1000 {
+                    db.write(std::mem::take(&mut batch)).expect("write");
+                }
+                continue;
+            }
             let item = Item::new()
                 .with("user", user(p))
                 .with("ts", s as i64)
@@ -68,30 +92,46 @@ fn prof_load(db: &Db, t: &Table, parts: usize, per: usize) {
 }
 
 #[inline(never)]
-fn prof_get(t: &Table, parts: usize, per: usize, ops: usize) -> usize {
+fn prof_get(t: &Table, parts: usize, per: usize, ops: usize, typed: bool) -> usize {
     let mut rng = Rng(7);
     let mut n = 0;
     for _ in 0..ops {
         let (p, s) = (rng.below(parts), rng.below(per));
         let k = Key::new(vec![Value::from(user(p))], vec![Value::Int(s as i128)]);
-        n += t.get(&k).expect("get").map_or(0, |i| i.len());
+        n += if typed {
+            t.get_as::<Row>(&k)
+                .expect("get")
+                .map_or(0, |r| r.body.len())
+        } else {
+            t.get(&k).expect("get").map_or(0, |i| i.len())
+        };
     }
     n
 }
 
 #[inline(never)]
-fn prof_query(t: &Table, parts: usize, ops: usize) -> usize {
+/// Items of a query, through the API under test.
+fn query_len(t: &Table, q: &Query, typed: bool) -> usize {
+    if typed {
+        t.query_as::<Row>(q).expect("query").items.len()
+    } else {
+        t.query(q).expect("query").items.len()
+    }
+}
+
+#[inline(never)]
+fn prof_query(t: &Table, parts: usize, ops: usize, typed: bool) -> usize {
     let mut rng = Rng(8);
     let mut n = 0;
     for _ in 0..ops {
         let q = Query::new(vec![Value::from(user(rng.below(parts)))]).limit(100);
-        n += t.query(&q).expect("query").items.len();
+        n += query_len(t, &q, typed);
     }
     n
 }
 
 #[inline(never)]
-fn prof_range(t: &Table, parts: usize, ops: usize) -> usize {
+fn prof_range(t: &Table, parts: usize, ops: usize, typed: bool) -> usize {
     let mut rng = Rng(9);
     let mut n = 0;
     for _ in 0..ops {
@@ -99,23 +139,25 @@ fn prof_range(t: &Table, parts: usize, ops: usize) -> usize {
             vec![Value::Int(20)],
             vec![Value::Int(39)],
         ));
-        n += t.query(&q).expect("query").items.len();
+        n += query_len(t, &q, typed);
     }
     n
 }
 
 #[inline(never)]
-fn prof_scan(t: &Table) -> usize {
-    let mut s = Scan::all().limit(10_000);
-    let mut count = 0;
-    loop {
-        let page = t.scan(&s).expect("scan");
-        count += page.items.len();
-        match page.last_key {
-            Some(k) => s.after = Some(k),
-            None => return count,
+fn prof_scan(t: &Table, typed: bool) -> usize {
+    // Streamed, as the `tables` benchmark scans (one snapshot, each row dropped in turn).
+    let mut n = 0;
+    if typed {
+        for r in t.scan_rows_as::<Row>(&Scan::all()).expect("scan") {
+            n += r.expect("row").body.len().min(1);
+        }
+    } else {
+        for r in t.scan_rows(&Scan::all()).expect("scan") {
+            n += r.expect("row").len().min(1);
         }
     }
+    n
 }
 
 fn open(dir: &Path) -> (Db, Table) {
@@ -140,6 +182,7 @@ fn main() {
     let per: usize = arg("--per").map_or(100, |s| s.parse().expect("--per"));
     let ops: usize = arg("--ops").map_or(1000, |s| s.parse().expect("--ops"));
     let phase = arg("--phase").unwrap_or_else(|| "query".into());
+    let typed = args.iter().any(|a| a == "--typed");
     if phase == "load" {
         let _ = std::fs::remove_dir_all(&dir);
     }
@@ -147,20 +190,20 @@ fn main() {
     let (db, t) = open(&dir);
     if fresh && phase != "load" {
         let t0 = Instant::now();
-        prof_load(&db, &t, parts, per);
+        prof_load(&db, &t, parts, per, false);
         db.compact().expect("compact");
         eprintln!("built {} items in {:?}", parts * per, t0.elapsed());
     }
     let t0 = Instant::now();
     let r = match phase.as_str() {
         "load" => {
-            prof_load(&db, &t, parts, per);
+            prof_load(&db, &t, parts, per, typed);
             parts * per
         }
-        "get" => prof_get(&t, parts, per, ops),
-        "query" => prof_query(&t, parts, ops),
-        "range" => prof_range(&t, parts, ops),
-        "scan" => prof_scan(&t),
+        "get" => prof_get(&t, parts, per, ops, typed),
+        "query" => prof_query(&t, parts, ops, typed),
+        "range" => prof_range(&t, parts, ops, typed),
+        "scan" => prof_scan(&t, typed),
         other => panic!("unknown phase {other}"),
     };
     println!(

@@ -3,6 +3,8 @@
 //! checked against a straightforward in-memory model.
 #![allow(dead_code)]
 
+pub mod dyn_attr;
+
 use std::cmp::Ordering;
 use std::collections::{BTreeSet, HashMap};
 
@@ -10,6 +12,8 @@ use strata::{
     Db, Direction, Item, Key, KeyField, Nulls, Page, Query, Scan, SortCondition, Table, TableSchema,
 };
 use strata_key::{Kind, Value};
+
+use dyn_attr::Dyn;
 
 /// splitmix64: a tiny deterministic generator driven by a proptest seed.
 pub struct Rng(pub u64);
@@ -291,6 +295,15 @@ pub fn query_all(t: &Table, q: &Query) -> Vec<Item> {
         let streamed: Vec<Item> = rows.by_ref().map(Result::unwrap).collect();
         assert_eq!(streamed, items);
         assert_eq!(rows.last_key(), last_key.as_ref());
+        // Typed pages and typed rows: the same items, decoded straight into `Dyn`.
+        let typed = t.query_as::<Dyn>(&q).unwrap();
+        let want: Vec<Dyn> = items.iter().map(Dyn::of_item).collect();
+        assert_eq!(typed.items, want);
+        assert_eq!(typed.last_key, last_key);
+        let mut rows = t.query_rows_as::<Dyn>(&q).unwrap();
+        let streamed: Vec<Dyn> = rows.by_ref().map(Result::unwrap).collect();
+        assert_eq!(streamed, want);
+        assert_eq!(rows.last_key(), last_key.as_ref());
         if let Some(l) = q.limit {
             assert!(items.len() <= l);
         }
@@ -320,6 +333,15 @@ pub fn scan_segments(t: &Table, n: u32, limit: Option<usize>) -> Vec<Vec<Item>> 
             let mut out = Vec::new();
             loop {
                 let Page { items, last_key } = t.scan(&s).unwrap();
+                // Typed pages and rows of the same scan: the same items and last key.
+                let typed = t.scan_as::<Dyn>(&s).unwrap();
+                let want: Vec<Dyn> = items.iter().map(Dyn::of_item).collect();
+                assert_eq!(typed.items, want);
+                assert_eq!(typed.last_key, last_key);
+                let mut rows = t.scan_rows_as::<Dyn>(&s).unwrap();
+                let streamed: Vec<Dyn> = rows.by_ref().map(Result::unwrap).collect();
+                assert_eq!(streamed, want);
+                assert_eq!(rows.last_key(), last_key.as_ref());
                 for it in &items {
                     let k = t.key_of(it).unwrap();
                     assert_eq!(t.segment_of(&k.partition, n).unwrap(), seg);
@@ -392,6 +414,11 @@ pub fn run_case(seed: u64, mut db: Db, ops: usize, hook: Hook<'_>) {
                     }
                 }
             }
+            2 | 3 if Dyn::expressible(&item) => {
+                // The typed write of the same item: the same key and bytes.
+                t.put_as(&Dyn::of_item(&item)).unwrap();
+                model.items.insert(mk, item);
+            }
             _ => {
                 t.put(&item).unwrap();
                 model.items.insert(mk, item);
@@ -411,10 +438,9 @@ pub fn run_case(seed: u64, mut db: Db, ops: usize, hook: Hook<'_>) {
     // Point reads agree with the model.
     let t = db.table("t").unwrap();
     for ((p, s), it) in &model.items {
-        assert_eq!(
-            t.get(&Key::new(p.clone(), s.clone())).unwrap().as_ref(),
-            Some(it)
-        );
+        let k = Key::new(p.clone(), s.clone());
+        assert_eq!(t.get(&k).unwrap().as_ref(), Some(it));
+        assert_eq!(t.get_as::<Dyn>(&k).unwrap(), Some(Dyn::of_item(it)));
     }
 }
 
