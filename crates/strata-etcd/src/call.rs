@@ -133,6 +133,25 @@ impl ReadFailure {
     }
 }
 
+impl ReadFailure {
+    /// The caller's error for a request that is safe to repeat (a delete of a span of keys),
+    /// retried by [`read`] like a read: without an answer its outcome is unknown, and the
+    /// message says that repeating the whole operation finishes it.
+    pub fn into_repeatable_write_error(self, ctx: &Context, what: &str) -> Error {
+        let e = format!("etcd cluster {}: {what}: {}", ctx.cluster, self.detail);
+        match self.class {
+            Class::Unknown => Error::OutcomeUnknown(format!(
+                "{e}: it may or may not have been applied; it is safe to run again"
+            )),
+            Class::NoSpace => Error::Unavailable(format!(
+                "{e}: the storage quota is full (compact, defragment and disarm the NOSPACE \
+                 alarm; see docs/etcd.md)"
+            )),
+            _ => Error::Unavailable(e),
+        }
+    }
+}
+
 /// Sends a prepared transaction. Returns the transaction's response (successful or with a
 /// failed compare; `None` for a lone unconditional op, sent as a plain put or delete) or the
 /// error to report; `Err` never claims a failure that may have been a success.

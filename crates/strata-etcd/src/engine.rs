@@ -6,14 +6,15 @@ use std::time::Duration;
 
 use etcd_client::{Client, CompactionOptions, ConnectOptions, GetOptions, KvClient};
 use strata_lsm::{
-    BatchLimits, Cursor, Direction, Engine, Error, KeyRange, KvIter, Result, Snapshot, WriteBatch,
+    BatchLimits, Cursor, Direction, Engine, Error, KeyRange, KvIter, RangeCursor, Result, Snapshot,
+    WriteBatch,
 };
 use tokio::time::Instant;
 
 use crate::call::{self, Context};
-use crate::cursor::EtcdCursor;
+use crate::cursor::FirstAnswer;
 use crate::options::{EtcdOptions, ReadConsistency};
-use crate::range::RangeIter;
+use crate::range::{RangeCounters, RangeIter, RangeStats};
 use crate::runtime::Runtime;
 use crate::snapshot::{self, EtcdSnapshot, Pin};
 use crate::txn;
@@ -43,6 +44,7 @@ pub(crate) struct Inner {
     /// The cluster's id (from the first answer): pins are per cluster.
     pub cluster_id: AtomicU64,
     pub closed: AtomicBool,
+    pub range_stats: RangeCounters,
 }
 
 impl Inner {
@@ -232,6 +234,7 @@ impl EtcdEngine {
             limits,
             cluster_id: AtomicU64::new(0),
             closed: AtomicBool::new(false),
+            range_stats: RangeCounters::default(),
         });
         // One read proves the cluster answers (connecting is lazy).
         inner.current_revision_as(inner.opts.reads, call::CONNECTING)?;
@@ -248,28 +251,10 @@ impl EtcdEngine {
         Ok(self.inner.take_snapshot()?.rev)
     }
 
-    /// Deletes every key of this database (the whole namespace) in one request.
-    pub fn delete_all(&self) -> Result<()> {
-        self.inner.check_open()?;
-        let mut kv = self.inner.kv.clone();
-        let (from, to) = (self.inner.ns.clone(), self.inner.ns_end.clone());
-        let ctx = self.inner.ctx.clone();
-        let deadline = self.inner.deadline();
-        self.inner.rt.run(async move {
-            let del = kv.delete(from, Some(etcd_client::DeleteOptions::new().with_range(to)));
-            match tokio::time::timeout_at(deadline, del).await {
-                Ok(Ok(_)) => Ok(()),
-                Ok(Err(e)) => Err(Error::OutcomeUnknown(format!(
-                    "etcd cluster {}: deleting the namespace: {}",
-                    ctx.cluster,
-                    crate::error::detail(&e)
-                ))),
-                Err(_) => Err(Error::OutcomeUnknown(format!(
-                    "etcd cluster {}: deleting the namespace got no answer in time",
-                    ctx.cluster
-                ))),
-            }
-        })?
+    /// What this engine's range requests have made the cluster do so far (requests, keys the
+    /// server walked to answer them).
+    pub fn range_stats(&self) -> RangeStats {
+        self.inner.range_stats.get()
     }
 
     /// The status of the member that answers: version, revision, leader, sizes.
@@ -368,12 +353,11 @@ impl Engine for EtcdEngine {
     fn cursor(&self, range: KeyRange, direction: Direction) -> Result<Box<dyn Cursor>> {
         self.inner.check_open()?;
         // Like `range`: the first answer fixes the revision (no snapshot round trip first).
-        Ok(Box::new(EtcdCursor::new(
-            Arc::clone(&self.inner),
-            None,
-            range,
-            direction,
-        )?))
+        let source = FirstAnswer {
+            inner: Arc::clone(&self.inner),
+            pin: None,
+        };
+        Ok(Box::new(RangeCursor::new(source, range, direction)?))
     }
 
     fn flush(&self) -> Result<()> {

@@ -29,6 +29,7 @@
 
 mod call;
 mod cursor;
+mod delete;
 mod engine;
 mod error;
 pub mod options;
@@ -37,6 +38,8 @@ mod runtime;
 mod snapshot;
 mod txn;
 
+pub use delete::DELETE_CHUNK;
 pub use engine::{ClusterStatus, EtcdEngine};
 pub use options::{EtcdOptions, ReadConsistency};
+pub use range::RangeStats;
 pub use snapshot::EtcdSnapshot;

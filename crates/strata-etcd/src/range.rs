@@ -7,10 +7,19 @@
 //! covers a *window* of the key space that should hold about one page: windows are cut by
 //! interpolating keys as numbers (the 8 bytes after the range's common prefix), and sized from
 //! the counts etcd returns (a window that held too many shrinks the next one, an under-full
-//! one grows it). The first request of a range, either direction, is one plain forward page:
-//! it answers a small range at once (reversed here when needed) and its count says how to
-//! page a larger one.
+//! one grows it).
+//!
+//! The first request is itself bounded: a *probe* of the first 1/64 of the key space (the
+//! last 1/64 for a reverse range), read forward, so that a short read of a large range (a
+//! query with a limit, a cursor that stops early) makes the server walk about 1/64 of it
+//! instead of all of it (etcd 3.4 has no way to skip the count; only etcd 3.7's RangeStream
+//! does). A probe that finds more than a page goes on in windows sized by its count; one that
+//! finds the range small (or nothing at all) is followed by one plain forward page of the rest,
+//! which answers a small range at once (reversed here when needed) and whose count says how to
+//! page a larger one. What the probe cannot help: keys crowded in a small part of the key
+//! space far from the range's start (one fully walked request, as without the probe).
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use etcd_client::{GetResponse, SortOrder, SortTarget};
@@ -23,6 +32,47 @@ use crate::snapshot::Pin;
 /// Pairs in the first page (later pages grow ×4 up to the configured page size), so that a
 /// short query does not fetch a full page.
 const FIRST_PAGE: usize = 128;
+
+/// The first request of a range covers `1 / 2^PROBE_SHIFT` of its key space.
+const PROBE_SHIFT: u32 = 6;
+
+/// What range requests made the cluster do ([`crate::EtcdEngine::range_stats`]): every range
+/// request makes the server walk every key between its bounds to count them, whatever its
+/// limit, so `max_walked` says what the costliest request cost.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RangeStats {
+    /// Range requests answered (single-key gets not included).
+    pub requests: u64,
+    /// Keys the server walked (counted) for them in all.
+    pub keys_walked: u64,
+    /// The most keys one request walked.
+    pub max_walked: u64,
+}
+
+/// The engine's [`RangeStats`], updated by every answer.
+#[derive(Debug, Default)]
+pub(crate) struct RangeCounters {
+    requests: AtomicU64,
+    walked: AtomicU64,
+    max: AtomicU64,
+}
+
+impl RangeCounters {
+    fn record(&self, count: i64) {
+        let c = count.max(0) as u64;
+        self.requests.fetch_add(1, Ordering::Relaxed);
+        self.walked.fetch_add(c, Ordering::Relaxed);
+        self.max.fetch_max(c, Ordering::Relaxed);
+    }
+
+    pub fn get(&self) -> RangeStats {
+        RangeStats {
+            requests: self.requests.load(Ordering::Relaxed),
+            keys_walked: self.walked.load(Ordering::Relaxed),
+            max_walked: self.max.load(Ordering::Relaxed),
+        }
+    }
+}
 
 /// Keys as numbers for window arithmetic: the 8 bytes after the common prefix of the range's
 /// bounds (every key of the range starts with that prefix).
@@ -110,6 +160,7 @@ pub(crate) struct RangeIter {
     avg_pair: usize,
     buf: std::vec::IntoIter<KvPair>,
     done: bool,
+    keys_only: bool,
 }
 
 impl RangeIter {
@@ -151,7 +202,14 @@ impl RangeIter {
             avg_pair: 256,
             buf: Vec::new().into_iter(),
             done,
+            keys_only: false,
         }
+    }
+
+    /// Fetches keys only (every value empty).
+    pub fn keys_only(mut self) -> RangeIter {
+        self.keys_only = true;
+        self
     }
 
     /// The revision this iterator reads, once its first answer fixed it (or it was given).
@@ -180,6 +238,9 @@ impl RangeIter {
         if limit > 0 {
             o = o.with_limit(limit as i64);
         }
+        if self.keys_only {
+            o = o.with_keys_only();
+        }
         match mode {
             Mode::Pairs => {}
             Mode::Descending => o = o.with_sort(SortTarget::Key, SortOrder::Descend),
@@ -196,6 +257,7 @@ impl RangeIter {
             .await
             .map_err(|f| f.into_error(&ctx, "range read", rev))
         })??;
+        inner.range_stats.record(resp.count());
         if self.pin.is_none() {
             let r = resp.header().map(|h| h.revision()).unwrap_or(0);
             self.pin = Some(inner.pin(r));
@@ -237,11 +299,41 @@ impl RangeIter {
         }
     }
 
+    /// The first request's paging: a probe of the range's first (or last) 1/64, or the whole
+    /// range where windows are off or the key space too narrow to cut.
+    fn start(&mut self) {
+        if let Paging::Start = self.paging {
+            let d = self.space.span(&self.lo, &self.hi) >> PROBE_SHIFT;
+            self.paging = if self.inner.opts.windows && d > 0 {
+                Paging::Probe(d)
+            } else {
+                Paging::Rest
+            };
+        }
+    }
+
+    /// What follows a probe of width `d` that counted `count` keys (`lo`/`hi` already past
+    /// it): windows when it found more than a page or the range looks large; otherwise the
+    /// rest of the range plainly (its count decides, as for a first request).
+    fn after_probe(&self, d: u128, n: usize, count: i64) -> Paging {
+        if count as usize > n {
+            return Paging::Windows(adapt(d, n, count));
+        }
+        let rest = self.space.span(&self.lo, &self.hi);
+        let estimate = (count.max(0) as u128).saturating_mul(rest) / d.max(1);
+        if count > 0 && estimate > self.inner.opts.window_min as u128 {
+            Paging::Windows(adapt(d, n, count))
+        } else {
+            Paging::Rest
+        }
+    }
+
     fn fetch_forward(&mut self) -> Result<Vec<KvPair>> {
+        self.start();
         let n = self.page_size();
         let to = match self.paging {
-            Paging::Windows(d) => self.space.forward_end(&self.lo, d, &self.hi),
-            Paging::Start | Paging::Plain => self.hi.clone(),
+            Paging::Windows(d) | Paging::Probe(d) => self.space.forward_end(&self.lo, d, &self.hi),
+            Paging::Start | Paging::Rest | Paging::Plain => self.hi.clone(),
         };
         let from = self.lo.clone();
         let mut resp = self.request(&from, &to, n, Mode::Pairs)?;
@@ -258,7 +350,8 @@ impl RangeIter {
             }
         }
         self.paging = match self.paging {
-            Paging::Start => self.paging_for(&from, count, n),
+            Paging::Start | Paging::Rest => self.paging_for(&from, count, n),
+            Paging::Probe(d) => self.after_probe(d, n, count),
             Paging::Windows(d) => Paging::Windows(adapt(d, n, count)),
             Paging::Plain => Paging::Plain,
         };
@@ -266,8 +359,30 @@ impl RangeIter {
     }
 
     fn fetch_reverse(&mut self) -> Result<Vec<KvPair>> {
+        self.start();
         let n = self.page_size();
-        if let Paging::Start = self.paging {
+        if let Paging::Probe(d) = self.paging {
+            // The top window, read forward (no sort on the server): when it holds at most a
+            // page, the answer is all of it, reversed here.
+            let (from, hi) = (
+                self.space.reverse_start(&self.hi, d, &self.lo),
+                self.hi.clone(),
+            );
+            let mut resp = self.request(&from, &hi, n, Mode::Pairs)?;
+            let count = resp.count();
+            if count as usize <= n {
+                let mut pairs = self.strip(&mut resp)?;
+                pairs.reverse();
+                self.hi = from;
+                self.done = self.hi <= self.lo;
+                self.paging = self.after_probe(d, n, count);
+                return Ok(pairs);
+            }
+            // More than a page: the answer holds the window's smallest keys, not its largest;
+            // page it downward in windows sized by its count.
+            self.paging = Paging::Windows(adapt(d, n, count));
+        }
+        if let Paging::Start | Paging::Rest = self.paging {
             // One cheap forward page (no sort) answers a small range at once, reversed here;
             // its count tells how to page a larger one.
             let (lo, hi) = (self.lo.clone(), self.hi.clone());
@@ -282,8 +397,10 @@ impl RangeIter {
             self.paging = self.paging_for(&lo, total, n);
         }
         let from = match self.paging {
-            Paging::Windows(d) => self.space.reverse_start(&self.hi, d, &self.lo),
-            Paging::Start | Paging::Plain => self.lo.clone(),
+            Paging::Windows(d) | Paging::Probe(d) => {
+                self.space.reverse_start(&self.hi, d, &self.lo)
+            }
+            Paging::Start | Paging::Rest | Paging::Plain => self.lo.clone(),
         };
         let hi = self.hi.clone();
         let mut resp = self.request(&from, &hi, n, Mode::Descending)?;
@@ -311,6 +428,10 @@ impl RangeIter {
 enum Paging {
     /// Nothing asked yet.
     Start,
+    /// The first request: a window of this width at the range's start (reverse: its end).
+    Probe(u128),
+    /// The next request asks for the rest of the range, and its count decides the paging.
+    Rest,
     /// Each request asks for the rest of the range (small ranges, or windows off).
     Plain,
     /// Each request covers a window of this width (in [`KeySpace`] numbers).

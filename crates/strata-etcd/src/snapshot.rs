@@ -3,9 +3,7 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
-use strata_lsm::{Cursor, Direction, KeyRange, KvIter, Result, Snapshot};
-
-use crate::cursor::EtcdCursor;
+use strata_lsm::{Direction, KeyRange, KvIter, Result, Snapshot};
 
 use crate::engine::Inner;
 use crate::range::RangeIter;
@@ -97,15 +95,5 @@ impl Snapshot for EtcdSnapshot {
             &range,
             direction,
         )))
-    }
-
-    fn cursor(&self, range: KeyRange, direction: Direction) -> Result<Box<dyn Cursor + '_>> {
-        self.pin.inner.check_open()?;
-        Ok(Box::new(EtcdCursor::new(
-            Arc::clone(&self.pin.inner),
-            Some(Arc::clone(&self.pin)),
-            range,
-            direction,
-        )?))
     }
 }

@@ -322,7 +322,26 @@ pub fn narrow(range: &KeyRange, key: &[u8], direction: Direction) -> KeyRange {
     r
 }
 
-/// The default [`Cursor`]: a range iterator of a snapshot, reopened on each seek.
+/// What a [`RangeCursor`] reads: opens an iterator over a range (every seek and rewind opens
+/// a new one). Every snapshot handle (`&S`, `Arc<S>`, `Arc<dyn Snapshot>`) is one; an engine
+/// whose reads need state between opens (etcd: the revision of the first answer) brings its own.
+pub trait RangeSource: Send {
+    /// The pairs of `range` in `direction` order.
+    fn open_range(&mut self, range: KeyRange, direction: Direction) -> Result<KvIter>;
+}
+
+impl<H, S> RangeSource for H
+where
+    H: Deref<Target = S> + Send,
+    S: Snapshot + ?Sized,
+{
+    fn open_range(&mut self, range: KeyRange, direction: Direction) -> Result<KvIter> {
+        self.range(range, direction)
+    }
+}
+
+/// The default [`Cursor`]: a range iterator of a [`RangeSource`] (a snapshot), reopened on
+/// each seek.
 pub struct RangeCursor<H> {
     snap: H,
     range: KeyRange,
@@ -331,13 +350,9 @@ pub struct RangeCursor<H> {
     cur: Option<KvPair>,
 }
 
-impl<H, S> RangeCursor<H>
-where
-    H: Deref<Target = S> + Send,
-    S: Snapshot + ?Sized,
-{
-    /// A cursor over `range` of the snapshot `snap` (a reference or an `Arc`), positioned at
-    /// the first pair.
+impl<H: RangeSource> RangeCursor<H> {
+    /// A cursor over `range` of `snap` (a snapshot reference or `Arc`, or another
+    /// [`RangeSource`]), positioned at the first pair.
     pub fn new(snap: H, range: KeyRange, direction: Direction) -> Result<RangeCursor<H>> {
         let mut c = RangeCursor {
             snap,
@@ -353,18 +368,14 @@ where
     fn open(&mut self, range: KeyRange) -> Result<()> {
         self.cur = None;
         self.iter = None;
-        let mut it = self.snap.range(range, self.direction)?;
+        let mut it = self.snap.open_range(range, self.direction)?;
         self.cur = it.next().transpose()?;
         self.iter = Some(it);
         Ok(())
     }
 }
 
-impl<H, S> Cursor for RangeCursor<H>
-where
-    H: Deref<Target = S> + Send,
-    S: Snapshot + ?Sized,
-{
+impl<H: RangeSource> Cursor for RangeCursor<H> {
     fn valid(&self) -> bool {
         self.cur.is_some()
     }

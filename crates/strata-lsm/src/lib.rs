@@ -27,7 +27,7 @@ pub mod wal;
 pub use check::{check, CheckReport, Problem};
 pub use engine::{
     BatchLimits, Condition, Cursor, CursorPairs, Direction, Engine, KeyRange, KvIter, KvPair, Op,
-    RangeCursor, Snapshot, WriteBatch,
+    RangeCursor, RangeSource, Snapshot, WriteBatch,
 };
 pub use error::{Error, FormatError, Result};
 pub use fs::{FaultFs, Fs, RealFs};

@@ -122,6 +122,18 @@ impl TableIter {
         };
         TableIter(Bounded::new(Box::new(SstIter::new(table)), lo, hi, dir))
     }
+
+    /// A forward iterator over all of `table` that does not fill the block cache
+    /// (compaction inputs, see [`SstIter::uncached`]).
+    pub fn uncached(table: Arc<Table>) -> TableIter {
+        let all = (Bound::Unbounded, Bound::Unbounded);
+        TableIter(Bounded::new(
+            Box::new(SstIter::uncached(table)),
+            all.0,
+            all.1,
+            Direction::Forward,
+        ))
+    }
 }
 
 impl LevelSource {
@@ -139,6 +151,16 @@ impl LevelSource {
             Direction::Forward
         };
         LevelSource(Bounded::new(Box::new(LevelIter::new(tables)), lo, hi, dir))
+    }
+    /// A forward source over all of `tables` (sorted, disjoint) that does not fill the block
+    /// cache (compaction inputs, see [`SstIter::uncached`]).
+    pub fn uncached(tables: Vec<Arc<Table>>) -> LevelSource {
+        LevelSource(Bounded::new(
+            Box::new(LevelIter::uncached(tables)),
+            Bound::Unbounded,
+            Bound::Unbounded,
+            Direction::Forward,
+        ))
     }
 }
 

@@ -14,6 +14,8 @@ pub struct LevelIter {
     /// Index of the file `cur` walks.
     at: usize,
     cur: Option<SstIter>,
+    /// Keep blocks read in the cache (see [`SstIter::uncached`]).
+    fill_cache: bool,
 }
 
 impl LevelIter {
@@ -23,17 +25,34 @@ impl LevelIter {
             tables,
             at: 0,
             cur: None,
+            fill_cache: true,
+        }
+    }
+
+    /// Like [`LevelIter::new`], but blocks read from the files are not added to the cache
+    /// (compaction inputs, see [`SstIter::uncached`]).
+    pub fn uncached(tables: Vec<Arc<Table>>) -> LevelIter {
+        LevelIter {
+            fill_cache: false,
+            ..LevelIter::new(tables)
         }
     }
 
     fn open(&mut self, i: usize) -> &mut SstIter {
+        let sst = |t: &Arc<Table>, fill: bool| {
+            if fill {
+                SstIter::new(Arc::clone(t))
+            } else {
+                SstIter::uncached(Arc::clone(t))
+            }
+        };
         let reuse = self.at == i && self.cur.is_some();
         if !reuse {
             self.at = i;
-            self.cur = Some(SstIter::new(Arc::clone(&self.tables[i])));
+            self.cur = Some(sst(&self.tables[i], self.fill_cache));
         }
-        self.cur
-            .get_or_insert_with(|| SstIter::new(Arc::clone(&self.tables[i])))
+        let (t, fill) = (&self.tables[i], self.fill_cache);
+        self.cur.get_or_insert_with(|| sst(t, fill))
     }
 
     fn cur_valid(&self) -> bool {

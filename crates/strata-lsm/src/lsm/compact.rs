@@ -2,7 +2,6 @@
 //! stripe's files and the policy, like fjall's `CompactionStrategy::choose`) and the merge
 //! itself (LevelDB's `DoCompactionWork`).
 
-use std::ops::Bound;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
@@ -99,22 +98,14 @@ pub fn pick_compaction<T: FileRef>(
     None
 }
 
+/// Compaction inputs are read without filling the block cache: their blocks are dead once
+/// the job ends, and would evict the blocks readers use.
 fn whole(t: &Arc<Table>) -> Box<dyn Source> {
-    Box::new(TableIter::new(
-        Arc::clone(t),
-        Bound::Unbounded,
-        Bound::Unbounded,
-        false,
-    ))
+    Box::new(TableIter::uncached(Arc::clone(t)))
 }
 
 fn whole_level(files: &[Arc<Table>]) -> Box<dyn Source> {
-    Box::new(LevelSource::new(
-        files.to_vec(),
-        Bound::Unbounded,
-        Bound::Unbounded,
-        false,
-    ))
+    Box::new(LevelSource::uncached(files.to_vec()))
 }
 
 impl Inner {

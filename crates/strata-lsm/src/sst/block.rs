@@ -11,8 +11,12 @@ use std::sync::Arc;
 use crate::coding::{get_varint, put_varint, u32_at};
 use crate::error::FormatError;
 
-/// Entries between restart points.
+/// Entries between restart points (at most).
 pub const RESTART_INTERVAL: usize = 16;
+/// Bytes of entries after which the next entry is a restart point even before
+/// [`RESTART_INTERVAL`] entries: with large values a point lookup then scans a few hundred
+/// bytes after its binary search instead of up to 16 entries (readers accept any spacing).
+pub const RESTART_BYTES: usize = 256;
 
 /// Builds one block.
 pub struct BlockBuilder {
@@ -21,11 +25,18 @@ pub struct BlockBuilder {
     last_key: Vec<u8>,
     count: usize,
     interval: usize,
+    /// Entries since the last restart point.
+    since: usize,
+    /// Byte spacing that forces a restart point (`usize::MAX`: by count only).
+    spacing: usize,
 }
 
 impl Default for BlockBuilder {
     fn default() -> BlockBuilder {
-        BlockBuilder::with_restart_interval(RESTART_INTERVAL)
+        BlockBuilder {
+            spacing: RESTART_BYTES,
+            ..BlockBuilder::with_restart_interval(RESTART_INTERVAL)
+        }
     }
 }
 
@@ -44,13 +55,20 @@ impl BlockBuilder {
             last_key: Vec::new(),
             count: 0,
             interval: interval.max(1),
+            since: 0,
+            spacing: usize::MAX,
         }
     }
 
     /// Adds an entry; keys must come in strictly increasing order.
     pub fn add(&mut self, key: &[u8], value: Option<&[u8]>) {
-        let shared = if self.count.is_multiple_of(self.interval) {
+        let last_restart = self.restarts.last().map_or(0, |&r| r as usize);
+        let restart = self.count == 0
+            || self.since >= self.interval
+            || self.buf.len() - last_restart >= self.spacing;
+        let shared = if restart {
             self.restarts.push(self.buf.len() as u32);
+            self.since = 0;
             0
         } else {
             self.last_key
@@ -69,6 +87,7 @@ impl BlockBuilder {
         self.last_key.clear();
         self.last_key.extend_from_slice(key);
         self.count += 1;
+        self.since += 1;
     }
 
     /// Bytes the block will take.
@@ -96,6 +115,7 @@ impl BlockBuilder {
         self.restarts.clear();
         self.last_key.clear();
         self.count = 0;
+        self.since = 0;
         out
     }
 }
@@ -298,6 +318,62 @@ impl Block {
                 return Ok(Some((pos, v, next)));
             }
             pos = next;
+        }
+        Ok(None)
+    }
+
+    /// The entry whose key equals `target`, if any (a point lookup). Keys are not rebuilt:
+    /// the scan after the restart search keeps the length of the prefix that the previous key
+    /// shares with `target` and compares only the bytes each entry stores.
+    pub fn get(&self, target: &[u8]) -> Result<Option<ValueRef>, BlockError> {
+        if self.num_restarts == 0 {
+            return Ok(None);
+        }
+        let mut pos = self.restart_before(target)?;
+        let d = &self.data[..self.restarts];
+        // `matched` = length of the common prefix of the previous key and `target`; the
+        // previous key is below `target` (before the first entry: the empty key).
+        let (mut matched, mut prev_len) = (0usize, 0usize);
+        while pos < self.restarts {
+            let (shared, unshared, vtag, p) = self.header(pos)?;
+            if shared > prev_len {
+                return Err(Block::bad_entry(
+                    pos,
+                    "shared prefix longer than the previous key",
+                ));
+            }
+            let kend = p
+                .checked_add(unshared)
+                .filter(|&e| e <= d.len())
+                .ok_or_else(|| Block::bad_entry(pos, "key runs past the block"))?;
+            let vlen = vtag.saturating_sub(1) as usize;
+            let vend = kend
+                .checked_add(vlen)
+                .filter(|&e| e <= d.len())
+                .ok_or_else(|| Block::bad_entry(pos, "value runs past the block"))?;
+            if shared <= matched {
+                // The key's first `shared` bytes are the previous key's, which agree with
+                // `target`: compare the stored rest. (A restart entry stores its whole key.)
+                let rest = &target[shared..];
+                let stored = &d[p..kend];
+                let k = rest.iter().zip(stored).take_while(|(a, b)| a == b).count();
+                if k == rest.len() {
+                    // `target` is this key, or a proper prefix of it (then it is above).
+                    return Ok((k == stored.len()).then_some(ValueRef {
+                        off: kend as u32,
+                        len: vlen as u32,
+                        tombstone: vtag == 0,
+                    }));
+                }
+                if k < stored.len() && stored[k] > rest[k] {
+                    return Ok(None);
+                }
+                matched = shared + k;
+            }
+            // (shared > matched: this key agrees with the previous one past the byte where
+            // that one fell below `target`, so it is below too.)
+            prev_len = shared + unshared;
+            pos = vend;
         }
         Ok(None)
     }
@@ -599,6 +675,31 @@ mod tests {
             prop_assert_eq!(got, keys.iter().find(|x| x.as_slice() >= target.as_slice()).cloned());
         }
 
+        /// Point lookups (`Block::get`) against the model: every stored key, and targets
+        /// around them (prefixes, extensions, absent keys), over keys with long shared
+        /// prefixes and restart points by count and by bytes.
+        #[test]
+        fn get_matches_the_model(keys in proptest::collection::btree_map(proptest::collection::vec(0u8..3, 0..10),
+                                                                        proptest::option::of(0usize..300), 0..80),
+                                 targets in proptest::collection::vec(proptest::collection::vec(0u8..3, 0..11), 0..20),
+                                 interval in 1usize..20, spacing in prop_oneof![Just(usize::MAX), 1usize..600]) {
+            let mut b = BlockBuilder { spacing, ..BlockBuilder::with_restart_interval(interval) };
+            let model: Vec<(Vec<u8>, Option<Vec<u8>>)> = keys.into_iter()
+                .map(|(k, v)| { let v = v.map(|n| vec![k.len() as u8 + 1; n]); (k, v) })
+                .collect();
+            for (k, v) in &model {
+                b.add(k, v.as_deref());
+            }
+            let blk = Block::new(Arc::new(b.finish())).unwrap();
+            let mut all: Vec<Vec<u8>> = model.iter().map(|(k, _)| k.clone()).collect();
+            all.extend(targets);
+            for t in &all {
+                let want = model.iter().find(|(k, _)| k == t).map(|(_, v)| v.clone());
+                let got = blk.get(t).unwrap().map(|v| blk.value(v));
+                prop_assert_eq!(got, want, "target {:?}", t);
+            }
+        }
+
         #[test]
         fn block_iter_matches_model(m in crate::iter::testing::model(), ops in crate::iter::testing::ops(), interval in 1usize..5) {
             let blk = build(&m, interval);
@@ -610,6 +711,12 @@ mod tests {
         fn garbage_iterates_without_panic(d in proptest::collection::vec(any::<u8>(), 0..80),
                                          ops in crate::iter::testing::ops()) {
             if let Ok(b) = Block::new(Arc::new(d)) {
+                for op in &ops {
+                    if let crate::iter::testing::Op::Seek(t) = op {
+                        let _ = b.get(t);
+                    }
+                }
+                let _ = b.get(b"");
                 let mut it = BlockAsInternal(BlockIter::new(b));
                 for op in &ops {
                     let _ = crate::iter::testing::apply(&mut it, op);

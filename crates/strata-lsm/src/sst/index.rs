@@ -6,12 +6,29 @@
 use super::table::IndexEntry;
 
 /// The decoded index of one SST.
+///
+/// The keys share `prefix` (the common prefix of the first and last key, hence of all); for
+/// each key, `heads` holds the 8 bytes after the prefix as a big-endian integer (zero-padded), so
+/// that most steps of a lookup compare one integer instead of two byte strings. Heads are a
+/// filter only: when two heads are equal the keys are compared in full.
 #[derive(Debug, Default, Clone)]
 pub struct FlatIndex {
     keys: Vec<u8>,
     ends: Vec<usize>,
     offs: Vec<u64>,
     lens: Vec<u32>,
+    prefix: usize,
+    heads: Vec<u64>,
+}
+
+/// The 8 bytes of `key` from `at` as a big-endian integer, zero-padded past the end.
+#[inline]
+fn head(key: &[u8], at: usize) -> u64 {
+    let rest = key.get(at..).unwrap_or(&[]);
+    let mut b = [0u8; 8];
+    let n = rest.len().min(8);
+    b[..n].copy_from_slice(&rest[..n]);
+    u64::from_be_bytes(b)
 }
 
 impl FlatIndex {
@@ -22,12 +39,23 @@ impl FlatIndex {
             ends: Vec::with_capacity(entries.len()),
             offs: Vec::with_capacity(entries.len()),
             lens: Vec::with_capacity(entries.len()),
+            prefix: 0,
+            heads: Vec::with_capacity(entries.len()),
         };
+        if let (Some(a), Some(b)) = (entries.first(), entries.last()) {
+            ix.prefix = a
+                .last_key
+                .iter()
+                .zip(&b.last_key)
+                .take_while(|(x, y)| x == y)
+                .count();
+        }
         for e in entries {
             ix.keys.extend_from_slice(&e.last_key);
             ix.ends.push(ix.keys.len());
             ix.offs.push(e.off);
             ix.lens.push(e.len);
+            ix.heads.push(head(&e.last_key, ix.prefix));
         }
         ix
     }
@@ -55,10 +83,31 @@ impl FlatIndex {
 
     /// Index of the first block whose last key is `>= target` (`len()` when none is).
     pub fn find(&self, target: &[u8]) -> usize {
-        let (mut lo, mut hi) = (0, self.len());
+        let n = self.len();
+        if n == 0 {
+            return 0;
+        }
+        // Every key starts with the shared prefix: a target that differs from it inside the
+        // prefix is below or above all keys.
+        let p = self.prefix;
+        let shared = &self.keys[..p];
+        let tp = &target[..p.min(target.len())];
+        if tp != shared {
+            return if tp < shared { 0 } else { n };
+        }
+        // `target` starts with the prefix (or is a proper prefix of it: then its head is 0
+        // and the full comparison below decides).
+        let th = head(target, p);
+        let (mut lo, mut hi) = (0, n);
         while lo < hi {
             let mid = (lo + hi) / 2;
-            if self.last_key(mid) < target {
+            let h = self.heads[mid];
+            let below = if h != th {
+                h < th
+            } else {
+                self.last_key(mid) < target
+            };
+            if below {
                 lo = mid + 1;
             } else {
                 hi = mid;
@@ -69,7 +118,7 @@ impl FlatIndex {
 
     /// Bytes held.
     pub fn bytes(&self) -> usize {
-        self.keys.len() + self.len() * (8 + 8 + 4)
+        self.keys.len() + self.len() * (8 + 8 + 4 + 8)
     }
 }
 
@@ -93,6 +142,26 @@ mod tests {
             }
             let want = entries.iter().position(|e| e.last_key.as_slice() >= target.as_slice()).unwrap_or(entries.len());
             prop_assert_eq!(ix.find(&target), want);
+        }
+
+        /// Keys with long shared prefixes, zero bytes and lengths around the 8-byte head.
+        #[test]
+        fn find_with_shared_prefixes(prefix in proptest::collection::vec(0u8..3, 0..12),
+                                     tails in proptest::collection::btree_set(proptest::collection::vec(0u8..3, 0..11), 1..40),
+                                     target in proptest::collection::vec(0u8..3, 0..24)) {
+            let keys: std::collections::BTreeSet<Vec<u8>> = tails.iter().map(|t| [prefix.as_slice(), t].concat()).collect();
+            let entries: Vec<IndexEntry> = keys.iter().enumerate()
+                .map(|(i, k)| IndexEntry { last_key: k.clone(), off: i as u64, len: 1 })
+                .collect();
+            let ix = FlatIndex::new(&entries);
+            let with_prefix = [prefix.as_slice(), &target].concat();
+            for t in [target.clone(), with_prefix] {
+                let want = entries.iter().position(|e| e.last_key.as_slice() >= t.as_slice()).unwrap_or(entries.len());
+                prop_assert_eq!(ix.find(&t), want);
+            }
+            for (i, e) in entries.iter().enumerate() {
+                prop_assert_eq!(ix.find(&e.last_key), i);
+            }
         }
     }
 }

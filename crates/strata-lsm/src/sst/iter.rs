@@ -15,6 +15,8 @@ pub struct SstIter {
     /// Index of the data block `data` walks.
     block: usize,
     data: Option<BlockIter>,
+    /// Keep blocks read from the file in the cache (false for compaction inputs).
+    fill_cache: bool,
 }
 
 impl SstIter {
@@ -24,6 +26,16 @@ impl SstIter {
             table,
             block: 0,
             data: None,
+            fill_cache: true,
+        }
+    }
+
+    /// An unpositioned iterator that uses cached blocks but does not add the blocks it reads
+    /// to the cache (compaction: its inputs are deleted when it ends).
+    pub fn uncached(table: Arc<Table>) -> SstIter {
+        SstIter {
+            fill_cache: false,
+            ..SstIter::new(table)
         }
     }
 
@@ -41,7 +53,7 @@ impl SstIter {
         let reuse = self.block == i && self.data.is_some();
         if !reuse {
             self.data = None;
-            let b = self.table.block(i)?;
+            let b = self.table.block_with(i, self.fill_cache)?;
             self.block = i;
             self.data = Some(BlockIter::new(b));
         }

@@ -385,6 +385,13 @@ impl Table {
 
     /// Loads data block `i` (through the cache).
     pub fn block(&self, i: usize) -> Result<Block> {
+        self.block_with(i, true)
+    }
+
+    /// Loads data block `i`: from the cache when it is there; a block read from the file is
+    /// kept in the cache only when `fill` (compaction reads every block of files about to be
+    /// deleted, and must not evict the blocks readers use).
+    pub fn block_with(&self, i: usize, fill: bool) -> Result<Block> {
         let (off, len) = self.index.handle(i);
         let data = match self.cache.get(self.meta.id, off) {
             Some(d) => d,
@@ -395,7 +402,9 @@ impl Table {
                     off,
                     len,
                 )?);
-                self.cache.insert(self.meta.id, off, Arc::clone(&d));
+                if fill {
+                    self.cache.insert(self.meta.id, off, Arc::clone(&d));
+                }
                 d
             }
         };
@@ -456,13 +465,12 @@ impl Table {
             return Ok(None);
         }
         let b = self.block(i)?;
-        let mut k = Vec::with_capacity(key.len());
         match b
-            .seek(key, &mut k)
+            .get(key)
             .map_err(|e| self.err(self.index.handle(i).0, e))?
         {
-            Some((_, v, _)) if k == key => Ok(Some(b.value(v))),
-            _ => Ok(None),
+            Some(v) => Ok(Some(b.value(v))),
+            None => Ok(None),
         }
     }
 }
