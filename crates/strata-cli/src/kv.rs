@@ -5,7 +5,9 @@ use std::ops::Bound;
 use std::path::Path;
 
 use clap::{Args, Subcommand, ValueEnum};
-use strata_lsm::{Direction, KeyRange, LsmEngine, LsmOptions, Partitioner, SyncMode, WriteBatch};
+use strata_lsm::{
+    Direction, Engine, KeyRange, LsmEngine, LsmOptions, Partitioner, SyncMode, WriteBatch,
+};
 
 use crate::lines::{utf8, LineError, Lines};
 use crate::record::parse_record;
@@ -76,6 +78,12 @@ enum KvCommand {
         /// Print `acked N` (records durable so far) after each commit.
         #[arg(long)]
         ack: bool,
+        /// On etcd: when a batch's outcome is unknown (no answer, e.g. during a leader
+        /// change), send it again (up to 10 times) instead of stopping. Safe for a load:
+        /// putting the same values again is harmless — unless another process writes the
+        /// same keys meanwhile (a resend could undo its newer value).
+        #[arg(long)]
+        resend_unknown: bool,
     },
     /// Read every file of the database without changing anything and list every problem
     /// (file and offset); exit code 0 when there is none, 1 otherwise.
@@ -271,7 +279,11 @@ pub fn run(args: KvArgs, store: Option<Store>) -> Result<u8, CliError> {
             out.flush().map_err(stdout_err)?;
             Ok(0)
         }
-        KvCommand::Load { sync, ack } => load(&store, hex, sync, ack, &part),
+        KvCommand::Load {
+            sync,
+            ack,
+            resend_unknown,
+        } => load(&store, hex, sync, (ack, resend_unknown), &part),
         KvCommand::Check => check(store.dir("kv check")?),
         KvCommand::Repair => repair(store.dir("kv repair")?, &part),
         KvCommand::Stats => {
@@ -384,11 +396,38 @@ fn repair(dir: &Path, partitioner: &Option<Partitioner>) -> Result<u8, CliError>
 /// Most records in one batch of `load`.
 const LOAD_BATCH: usize = 1000;
 
+/// Most resends of one batch with `load --resend-unknown`.
+const RESENDS: u32 = 10;
+
+/// Writes one batch of `load`; with `resend`, a batch whose outcome is unknown is sent again
+/// (a note on stderr each time) up to [`RESENDS`] times.
+fn write_load_batch(
+    e: &dyn Engine,
+    batch: WriteBatch,
+    resend: bool,
+    records: &str,
+) -> strata_lsm::Result<()> {
+    if !resend {
+        return e.write(batch);
+    }
+    let mut sent = 0;
+    loop {
+        match e.write(batch.clone()) {
+            Err(strata_lsm::Error::OutcomeUnknown(m)) if sent < RESENDS => {
+                sent += 1;
+                eprintln!("strata: records {records}: {m}; sending them again ({sent}/{RESENDS})");
+                std::thread::sleep(std::time::Duration::from_millis(200 * sent as u64));
+            }
+            r => return r,
+        }
+    }
+}
+
 fn load(
     store: &Store,
     hex: bool,
     sync: SyncArg,
-    ack: bool,
+    (ack, resend): (bool, bool),
     partitioner: &Option<Partitioner>,
 ) -> Result<u8, CliError> {
     let mode = match sync {
@@ -417,9 +456,10 @@ fn load(
             return Ok(());
         }
         let n = batch.ops.len() as u64;
-        e.write(std::mem::take(batch)).map_err(|err| {
+        let records = format!("{}..{}", *done + 1, *done + n);
+        write_load_batch(&*e, std::mem::take(batch), resend, &records).map_err(|err| {
             let mut c = engine_err(err);
-            c.message = format!("records {}..{}: {}", *done + 1, *done + n, c.message);
+            c.message = format!("records {records}: {}", c.message);
             c
         })?;
         *done += n;

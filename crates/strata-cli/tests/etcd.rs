@@ -363,14 +363,23 @@ fn an_unreachable_cluster_is_one_line_in_time() {
 
 /// kill -9 of the leader while `kv load --ack` runs, then restart it: every acknowledged record
 /// is there, and the records after the last acknowledgement form whole batches or nothing.
-#[test]
-fn kill_9_of_the_leader_during_kv_load_keeps_every_acknowledged_record() {
-    let Some(c) = Cluster::start("cli_kill_leader") else {
-        return;
-    };
+/// What a `kv load --ack` of 20,000 records did when its cluster's leader was kill -9'd after
+/// 2,000 acks (the member restarted afterwards).
+struct KilledLoad {
+    status: std::process::ExitStatus,
+    err: String,
+    acked: u64,
+    /// The records present afterwards.
+    present: BTreeSet<u32>,
+    total: u32,
+}
+
+fn load_and_kill_the_leader(name: &str, extra: &[&str]) -> Option<KilledLoad> {
+    let c = Cluster::start(name)?;
     let url = format!("etcd://{}/load?timeout=5", c.endpoints());
     let mut child = Command::new(env!("CARGO_BIN_EXE_strata"))
         .args(["--engine", &url, "kv", "load", "--ack"])
+        .args(extra)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -418,13 +427,6 @@ fn kill_9_of_the_leader_during_kv_load_keeps_every_acknowledged_record() {
         "killed leader {leader} at {acked_at_kill} acked; load ended with {status} after {acked} \
          acked; stderr: {err}"
     );
-    if !status.success() {
-        assert!(
-            err.contains("outcome unknown") || err.contains("etcd cluster"),
-            "{err}"
-        );
-        assert_eq!(err.lines().count(), 1, "{err}");
-    }
     c.must(&["restart", &leader.to_string()]);
     let o = run(&At::Url(url.clone()), &["kv", "scan"], None);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
@@ -449,16 +451,48 @@ fn kill_9_of_the_leader_during_kv_load_keeps_every_acknowledged_record() {
         "not a prefix: {} records",
         present.len()
     );
-    if status.success() {
-        assert_eq!(n, total);
+    Some(KilledLoad {
+        status,
+        err,
+        acked,
+        present,
+        total,
+    })
+}
+
+#[test]
+fn kill_9_of_the_leader_during_kv_load_keeps_every_acknowledged_record() {
+    let Some(r) = load_and_kill_the_leader("cli_kill_leader", &[]) else {
+        return;
+    };
+    let n = r.present.len() as u32;
+    if r.status.success() {
+        assert_eq!(n, r.total);
     } else {
-        // The batch in flight, if applied, is named in the error: `records A..B`.
-        let beyond = n as u64 - acked;
         assert!(
-            beyond == 0 || err.contains(&format!("records {}..{}", acked + 1, n)),
-            "{err}"
+            r.err.contains("outcome unknown") || r.err.contains("etcd cluster"),
+            "{}",
+            r.err
+        );
+        assert_eq!(r.err.lines().count(), 1, "{}", r.err);
+        // The batch in flight, if applied, is named in the error: `records A..B`.
+        let beyond = n as u64 - r.acked;
+        assert!(
+            beyond == 0 || r.err.contains(&format!("records {}..{}", r.acked + 1, n)),
+            "{}",
+            r.err
         );
     }
+}
+
+#[test]
+fn with_resend_unknown_a_kv_load_rides_through_a_leader_kill() {
+    let Some(r) = load_and_kill_the_leader("cli_kill_leader_resend", &["--resend-unknown"]) else {
+        return;
+    };
+    assert!(r.status.success(), "{}", r.err);
+    assert_eq!(r.present.len() as u32, r.total, "{}", r.err);
+    assert_eq!(r.acked, r.total as u64);
 }
 
 #[test]

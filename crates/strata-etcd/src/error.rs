@@ -91,7 +91,13 @@ pub(crate) fn classify(e: &EtcdError) -> Class {
             Class::Permanent
         }
         Some(_) => {
-            if has("request timed out") || has("leader changed") || has("timeout") {
+            // A transport error (the connection broke, e.g. its member was killed) may come
+            // after the request was sent: its outcome is unknown, never "refused".
+            if has("request timed out")
+                || has("leader changed")
+                || has("timeout")
+                || has("transport error")
+            {
                 Class::Unknown
             } else {
                 Class::Permanent

@@ -308,12 +308,20 @@ fn a_snapshot_older_than_a_compaction_says_so() {
     let err = snap.get(&[3]).unwrap_err();
     assert!(matches!(err, Error::SnapshotTooOld(_)), "{err}");
     assert!(err.to_string().contains("compacted"), "{err}");
-    let err = snap
-        .range(KeyRange::all(), Direction::Forward)
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap_err();
+    // Each member applies the compaction in turn: a member that has not yet may still answer
+    // at the old revision (correctly); within a few seconds every member refuses.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let err = loop {
+        match snap
+            .range(KeyRange::all(), Direction::Forward)
+            .unwrap()
+            .next()
+        {
+            Some(Err(e)) => break e,
+            other if Instant::now() > deadline => panic!("still readable: {other:?}"),
+            _ => std::thread::sleep(Duration::from_millis(50)),
+        }
+    };
     assert!(matches!(err, Error::SnapshotTooOld(_)), "{err}");
     // The engine itself reads on.
     assert_eq!(e.get(&[3]).unwrap(), Some(b"new".to_vec()));

@@ -252,12 +252,32 @@ impl<'a> Reader<'a> {
         Ok(&buf[end - n..end])
     }
 
+    #[inline]
     pub(crate) fn varint(&mut self) -> Result<u128, Error> {
+        let rest = self.buf.get(self.pos..).unwrap_or_default();
         // One byte (lengths, counts and small integers): no loop.
-        if let Some(&b) = self.buf.get(self.pos).filter(|&&b| b < 0x80) {
+        if let Some(&b) = rest.first().filter(|&&b| b < 0x80) {
             self.pos += 1;
             return Ok(b as u128);
         }
+        // Up to 9 bytes (63 bits) add up in a u64; longer, truncated or overlong forms take
+        // the general loop below, which also reports them.
+        let mut v: u64 = 0;
+        for (i, &b) in rest.iter().take(9).enumerate() {
+            v |= u64::from(b & 0x7f) << (7 * i);
+            if b & 0x80 == 0 {
+                if b == 0 {
+                    break;
+                }
+                self.pos += i + 1;
+                return Ok(u128::from(v));
+            }
+        }
+        self.varint_slow()
+    }
+
+    #[cold]
+    fn varint_slow(&mut self) -> Result<u128, Error> {
         let start = self.pos;
         let mut v: u128 = 0;
         for shift in (0..).step_by(7) {
@@ -697,6 +717,29 @@ pub(crate) mod tests {
                     attr: "deep".into()
                 })
             );
+        }
+    }
+
+    proptest! {
+        /// Every varint length (1 to 19 bytes) reads back, and the fast paths agree with the
+        /// general loop on truncated and overlong forms.
+        #[test]
+        fn varints_round_trip(bits in 0u32..128, x in any::<u128>(), cut in any::<usize>()) {
+            let v = if bits == 0 { 0 } else { x >> (128 - bits) };
+            let mut out = Vec::new();
+            put_varint(&mut out, v);
+            let mut r = Reader { buf: &out, pos: 0 };
+            prop_assert_eq!(r.varint().unwrap(), v);
+            prop_assert_eq!(r.pos, out.len());
+            let short = &out[..cut % out.len()];
+            let truncated = Reader { buf: short, pos: 0 }.varint();
+            prop_assert!(truncated.is_err());
+            // An overlong form (a final zero group) is refused.
+            let mut long = out.clone();
+            *long.last_mut().unwrap() |= 0x80;
+            long.push(0);
+            let overlong = Reader { buf: &long, pos: 0 }.varint();
+            prop_assert!(overlong.is_err());
         }
     }
 

@@ -171,7 +171,8 @@ impl<'a> KeySerializer<'a> {
     /// inside tuples elements are ascending.
     #[inline(always)]
     fn begin(&mut self) -> Option<usize> {
-        if self.level >= 2 {
+        // Without per-field orders every element is ascending (and the index is unused).
+        if self.level >= 2 || self.orders.is_empty() {
             return None;
         }
         let order = self.orders.get(self.index).copied().unwrap_or_default();
@@ -1015,11 +1016,21 @@ impl<'de> de::Deserializer<'de> for &mut KeyDeserializer<'de> {
 
     #[inline]
     fn deserialize_bytes<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
-        if self.level >= 1 && matches!(self.peek_top_tag()?, TAG_UUID | TAG_UUID_HI) {
-            return self.deserialize_any(visitor);
+        let tag = self.begin_element()?;
+        match tag {
+            TAG_BYTES => self.r.pos += 1,
+            // A UUID element reads as its 16 bytes.
+            TAG_UUID | TAG_UUID_HI if self.level >= 1 => return self.deserialize_any(visitor),
+            _ => return Err(self.wrong_tag("bytes", tag)),
         }
-        self.string_tag(TAG_BYTES)?;
-        // Short (a UUID, a hash): decoded on the stack, no allocation.
+        if let Some((c, n)) = self.r.plain16() {
+            // A UUID: one 16-byte store, no loop.
+            let a = c.to_le_bytes();
+            self.r.pos += n + 1;
+            self.end_element();
+            return visitor.visit_bytes(&a[..n]);
+        }
+        // Short (a hash, escaped bytes): decoded on the stack, no allocation.
         let mut a = [0u8; SHORT_BUF];
         if let Some(n) = self.r.unescape_short(&mut a)? {
             self.end_element();
@@ -1174,16 +1185,6 @@ impl<'de> KeyDeserializer<'de> {
     #[inline]
     fn is_null_tag(&self, tag: u8) -> bool {
         tag == TAG_NULL_FIRST || (tag == TAG_NULL_LAST && self.level < 2)
-    }
-
-    #[inline]
-    fn peek_top_tag(&mut self) -> Result<u8> {
-        if self.level >= 2 {
-            self.peek_tag()
-        } else {
-            let t = self.begin_element()?;
-            Ok(t)
-        }
     }
 }
 

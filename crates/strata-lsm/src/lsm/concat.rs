@@ -31,6 +31,17 @@ impl Piece {
         };
     }
 
+    /// After `next` from a key inside the piece: the new key is greater, so only the upper
+    /// bound can have been crossed.
+    fn settle_next(&mut self) {
+        self.ok = self.it.valid() && !past_hi(self.it.key(), &self.hi);
+    }
+
+    /// After `prev` from a key inside the piece: only the lower bound can have been crossed.
+    fn settle_prev(&mut self) {
+        self.ok = self.it.valid() && !before_lo(self.it.key(), &self.lo);
+    }
+
     fn first(&mut self) -> Result<()> {
         match &self.lo {
             Bound::Unbounded => self.it.seek_to_first()?,
@@ -286,7 +297,7 @@ impl InternalIter for ConcatIter {
                 return Ok(());
             };
             p.it.next()?;
-            p.settle();
+            p.settle_next();
             if p.ok {
                 return Ok(());
             }
@@ -300,7 +311,7 @@ impl InternalIter for ConcatIter {
                 return Ok(());
             };
             p.it.prev()?;
-            p.settle();
+            p.settle_prev();
             if p.ok {
                 return Ok(());
             }

@@ -13,9 +13,13 @@ use crate::item_codec::{
     T_INT, T_LIST, T_MAP, T_NULL, T_SET, T_TEXT, T_TIME, T_TRUE, T_TUPLE, T_UUID,
 };
 
-/// A decoding error on its way out: where it happened is filled in as it propagates.
+/// A decoding error on its way out: where it happened is filled in as it propagates. Boxed, so
+/// that every `Result` on the decoding path stays two words.
 #[derive(Debug)]
-pub(crate) struct DeError {
+pub(crate) struct DeError(Box<DeErrorInner>);
+
+#[derive(Debug)]
+struct DeErrorInner {
     /// The bytes are not a valid item (as opposed to a valid item that does not fit the type).
     corrupt: bool,
     /// Attribute names from the top level down to the one at fault (reversed while unwinding).
@@ -26,50 +30,60 @@ pub(crate) struct DeError {
 
 impl fmt::Display for DeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.msg)
+        f.write_str(&self.0.msg)
     }
 }
 
 impl std::error::Error for DeError {}
 
 impl de::Error for DeError {
+    #[cold]
     fn custom<T: fmt::Display>(msg: T) -> Self {
-        DeError {
+        DeError(Box::new(DeErrorInner {
             corrupt: false,
             path: Vec::new(),
             offset: None,
             msg: msg.to_string(),
-        }
+        }))
     }
 }
 
 impl From<Error> for DeError {
     fn from(e: Error) -> DeError {
         match e {
-            Error::Corrupt { offset, reason, .. } => DeError {
+            Error::Corrupt { offset, reason, .. } => DeError(Box::new(DeErrorInner {
                 corrupt: true,
                 path: Vec::new(),
                 offset: Some(offset),
                 msg: reason,
-            },
+            })),
             other => DeError::custom(other),
         }
     }
 }
 
 impl DeError {
+    #[cold]
     fn at(mut self, offset: usize) -> DeError {
-        self.offset.get_or_insert(offset);
+        self.0.offset.get_or_insert(offset);
         self
     }
 
+    #[cold]
     fn in_attr(mut self, name: &str) -> DeError {
-        self.path.push(name.to_owned());
+        self.0.path.push(name.to_owned());
         self
     }
 
     /// The error for the caller, naming the type that was being read.
     pub(crate) fn into_error(self, type_name: &str) -> Error {
+        let e = *self.0;
+        e.into_error(type_name)
+    }
+}
+
+impl DeErrorInner {
+    fn into_error(self, type_name: &str) -> Error {
         let attr = self
             .path
             .iter()

@@ -35,6 +35,7 @@ type R = Result<(), SerError>;
 /// Serializes `value` as a stored item (format byte, then the attribute map). The value must
 /// serialize as a struct or a map with text keys.
 pub fn to_item_bytes<T: Serialize + ?Sized>(value: &T) -> Result<Vec<u8>, SerError> {
+    // Most rows fit; a larger item grows once, in the map's `finish` (which knows its length).
     let mut out = Vec::with_capacity(128);
     value.serialize(Enc {
         out: &mut out,
@@ -163,7 +164,8 @@ impl<'a> MapEnc<'a> {
         Ok(MapEnc {
             out: enc.out,
             depth: enc.depth + 1,
-            scratch: Vec::with_capacity(n * 16),
+            // Room for a typical row at once (growing it costs a copy per doubling).
+            scratch: Vec::with_capacity((n * 32).max(128)),
             entries: Vec::with_capacity(n),
             key: None,
         })
@@ -189,6 +191,8 @@ impl<'a> MapEnc<'a> {
         if let Some(w) = self.entries.windows(2).find(|w| w[0].0 == w[1].0) {
             return Err(SerError(format!("attribute {:?} appears twice", w[0].0)));
         }
+        let names: usize = self.entries.iter().map(|e| e.0.len() + 1).sum();
+        self.out.reserve(names + self.scratch.len() + 3);
         put_varint(self.out, self.entries.len() as u128);
         for (name, s, e) in &self.entries {
             put_bytes(self.out, name.as_bytes());

@@ -1,6 +1,7 @@
 //! Integers: classes of tags with 0–16 payload bytes, the last payload byte a base-254 digit
 //! (see `docs/FORMAT.md`, "Integers").
 
+use super::put::put_cut;
 use super::{Reader, TAG_INT_MAX, TAG_INT_MIN};
 use crate::error::DecodeError;
 
@@ -346,9 +347,7 @@ pub(crate) fn encode_i64(x: i64, out: &mut Vec<u8>) {
     let mut buf = [0u8; 9];
     buf[0] = tag;
     buf[1..].copy_from_slice(&word.to_be_bytes());
-    let len = out.len();
-    out.extend_from_slice(&buf);
-    out.truncate(len + 1 + class.p as usize);
+    put_cut(out, buf, 1 + class.p as usize);
 }
 
 /// Integers beyond `i64`: the general `u128` path (one code for both signs: negatives use
@@ -408,12 +407,9 @@ impl Reader<'_> {
             // The magnitude fits a u64. Where the key has 8 bytes left, the payload (0 to 8
             // bytes) is read with one 8-byte load and no branch on its length.
             let p = usize::from(f.p);
-            let raw = match self.bytes.get(self.pos..self.pos + 8) {
-                Some(w) => {
-                    let mut a = [0u8; 8];
-                    a.copy_from_slice(w);
-                    u64::from_be_bytes(a) >> f.shift
-                }
+            let rest = self.bytes.get(self.pos..).unwrap_or_default();
+            let raw = match rest.first_chunk::<8>() {
+                Some(w) => u64::from_be_bytes(*w) >> f.shift,
                 // Near the end of the key: byte by byte.
                 None => match self.bytes.get(self.pos..self.pos + p) {
                     Some(b) => b.iter().fold(0u64, |acc, &b| (acc << 8) | u64::from(b)),

@@ -19,6 +19,7 @@
 mod decimal;
 mod fixed;
 mod int;
+mod put;
 mod reader;
 mod string;
 

@@ -5,6 +5,7 @@
 //! `0x02` in every byte of the word at once, which never carries or borrows across bytes for
 //! plain bytes. Words holding anything else, and the last `len % 8` bytes, go byte by byte.
 
+use super::put::put_cut;
 use super::{Reader, STR_END, STR_HIGH, STR_SHIFT};
 use crate::error::DecodeError;
 
@@ -113,9 +114,10 @@ pub(crate) fn put_escaped(out: &mut Vec<u8>, s: &[u8]) {
     out.truncate(len + tail.len() + 1);
 }
 
-/// A string element: `tag`, then `s` as [`put_escaped`] writes it. A string of fewer than 8
-/// bytes with no byte `≥ 0xfc` (short text, the common case) is one 16-byte store cut back.
-#[inline]
+/// A string element: `tag`, then `s` as [`put_escaped`] writes it. A string of at most 16
+/// bytes with no byte `≥ 0xfc` (short text, a UUID, the common case) is written with one or
+/// two stores, cut back.
+#[inline(always)]
 pub(crate) fn put_string(out: &mut Vec<u8>, tag: u8, s: &[u8]) {
     let n = s.len();
     if n < 8 {
@@ -125,36 +127,77 @@ pub(crate) fn put_string(out: &mut Vec<u8>, tag: u8, s: &[u8]) {
             let content = (1u64 << lanes) - 1;
             let body = ((x + SHIFTS) & content) | (u64::from(STR_END) << lanes);
             let word = u128::from(tag) | (u128::from(body) << 8);
-            let len = out.len();
-            out.extend_from_slice(&word.to_le_bytes());
-            out.truncate(len + n + 2);
+            put_cut(out, word.to_le_bytes(), n + 2);
             return;
         }
     }
-    out.reserve(n + 9);
+    if (8..=16).contains(&n) {
+        // Two overlapping 8-byte loads; the content in a u128, the terminator after it.
+        let lo = load_le(s);
+        let hi = load_le(&s[n - 8..]);
+        if !(any_ge_fc(lo) | any_ge_fc(hi)) {
+            let mut c = u128::from(lo + SHIFTS) | (u128::from(hi + SHIFTS) << (8 * (n - 8)));
+            if n < 16 {
+                c |= u128::from(STR_END) << (8 * n);
+            }
+            let mut buf = [0u8; 18];
+            buf[..16].copy_from_slice(&(u128::from(tag) | (c << 8)).to_le_bytes());
+            buf[16] = (c >> 120) as u8;
+            buf[17] = STR_END;
+            put_cut(out, buf, n + 2);
+            return;
+        }
+    }
+    put_string_escaped(out, tag, s);
+}
+
+/// [`put_string`] for strings longer than 16 bytes or with bytes `≥ 0xfc`.
+#[inline(never)]
+fn put_string_escaped(out: &mut Vec<u8>, tag: u8, s: &[u8]) {
+    out.reserve(s.len() + 9);
     out.push(tag);
     put_escaped(out, s);
 }
 
-/// The bytes of `s` (a word or the tail: at most 8) one by one, without a branch per byte:
-/// each byte writes both of its possible output bytes and advances by its code's length.
+/// Bit 7 set in each byte of `x` that is `≥ 0xfc` (exact per byte: see [`any_ge_fc`]).
+#[inline(always)]
+fn ge_fc_bits(x: u64) -> u64 {
+    let t = x & (x << 1);
+    let t = t & (t << 2);
+    let t = t & (t << 2);
+    t & HIGHS
+}
+
+/// The bytes of `s` (a word or the tail: at most 8), some of them `≥ 0xfc`: one step per
+/// such byte (not per byte), each writing the plain bytes before it shifted, then its two-byte
+/// code, as one 16-byte store cut back.
 #[inline(never)]
 fn put_escaped_bytes(out: &mut Vec<u8>, s: &[u8]) {
-    let mut buf = [0u8; 17];
-    let mut j = 0;
-    for &b in &s[..s.len().min(8)] {
-        let high = b >= 0xfc;
-        buf[j] = if high {
-            STR_HIGH
-        } else {
-            b.wrapping_add(STR_SHIFT)
-        };
-        buf[j + 1] = b.wrapping_sub(0xfa);
-        j += 1 + usize::from(high);
+    let mut left = s.len().min(8);
+    // Lanes past `left` are 0 (never ≥ 0xfc), and stay 0 as the word shifts down.
+    let mut x = if left == 8 {
+        load_le(s)
+    } else {
+        load_le_short(&s[..left])
+    };
+    while left > 0 {
+        let high = ge_fc_bits(x);
+        if high == 0 {
+            // Carries of the addition only move up, past the content.
+            put_cut(out, x.wrapping_add(SHIFTS).to_le_bytes(), left);
+            return;
+        }
+        let l = (high.trailing_zeros() / 8) as usize; // < left
+        let b = (x >> (8 * l)) as u8;
+        // The lanes below l are plain: adding the shifts carries nothing into them.
+        let below = x.wrapping_add(SHIFTS) & ((1u64 << (8 * l)) - 1);
+        let word = u128::from(below)
+            | (u128::from(STR_HIGH) << (8 * l))
+            | (u128::from(b.wrapping_sub(0xfa)) << (8 * l + 8));
+        put_cut(out, word.to_le_bytes(), l + 2);
+        left -= l + 1;
+        x = x.checked_shr(8 * (l as u32 + 1)).unwrap_or(0);
     }
-    let len = out.len();
-    out.extend_from_slice(&buf[..16]);
-    out.truncate(len + j);
 }
 
 impl Reader<'_> {
@@ -348,10 +391,50 @@ impl Reader<'_> {
         }
     }
 
+    /// A string of at most 16 plain bytes at the cursor (a UUID, a short name: the common
+    /// case), found with two word loads: its content unshifted in the low lanes of a `u128`
+    /// (the lanes past it are garbage) and its length. The cursor does not move. `None` for
+    /// anything else (longer, escaped, malformed), which the general paths then handle.
+    #[inline(always)]
+    pub(crate) fn plain16(&self) -> Option<(u128, usize)> {
+        let x0 = self.word_at(self.pos);
+        let s0 = special_bytes(x0);
+        let (x1, n, x) = if s0 != 0 {
+            let lane = (s0.trailing_zeros() / 8) as usize;
+            (0, lane, x0 >> (8 * lane))
+        } else {
+            let x1 = self.word_at(self.pos + 8);
+            let s1 = special_bytes(x1);
+            if s1 != 0 {
+                let lane = (s1.trailing_zeros() / 8) as usize;
+                (x1, 8 + lane, x1 >> (8 * lane))
+            } else {
+                let b = self.bytes.get(self.pos + 16).map_or(0, |b| b ^ self.mask);
+                (x1, 16, u64::from(b))
+            }
+        };
+        // Past the end of the key the lanes read 00, never the terminator.
+        if x as u8 != STR_END || self.pos + n >= self.bytes.len() {
+            return None;
+        }
+        let c = u128::from(x0.wrapping_sub(SHIFTS)) | (u128::from(x1.wrapping_sub(SHIFTS)) << 64);
+        Some((c, n))
+    }
+
     /// The content of the string at the cursor in a new buffer, and whether it is all ASCII
     /// (false when unknown); moves past its terminator.
     #[inline]
     pub(crate) fn escaped_vec(&mut self) -> Result<(Vec<u8>, bool), DecodeError> {
+        if let Some((c, n)) = self.plain16() {
+            // One 16-byte store into a buffer malloc would round up to at least 24 anyway.
+            let mut out = Vec::with_capacity(16);
+            out.extend_from_slice(&c.to_le_bytes());
+            out.truncate(n);
+            self.pos += n + 1;
+            let lanes = u128::MAX.checked_shr(128 - 8 * n as u32).unwrap_or(0);
+            let ascii = c & lanes & (u128::from(HIGHS) * ((1 << 64) + 1)) == 0;
+            return Ok((out, ascii));
+        }
         let (n, terminated) = self.plain_run();
         if terminated {
             // Whole words are written: a capacity of n rounded up to 8 (what malloc gives
@@ -420,10 +503,10 @@ mod tests {
     }
 
     /// The one-store path of `put_string` writes the tag and exactly the bytes of
-    /// `put_escaped`, for every byte value at every position of strings of 0 to 11 bytes.
+    /// `put_escaped`, for every byte value at every position of strings of 0 to 19 bytes.
     #[test]
     fn put_string_is_tag_then_put_escaped() {
-        for len in 0..12usize {
+        for len in 0..20usize {
             for at in 0..len.max(1) {
                 for b in 0..=255u8 {
                     let mut s: Vec<u8> = (0..len).map(|i| (i * 37 % 251) as u8).collect();
@@ -442,7 +525,8 @@ mod tests {
 
     /// `unescape_short` decodes every string of at most `SHORT` bytes (escapes anywhere,
     /// including right at the limit), returns `None` for longer ones with the cursor left in
-    /// place, and refuses every truncation; ascending and descending.
+    /// place, and refuses every truncation; `plain16` finds every plain string of at most 16
+    /// bytes and nothing else; ascending and descending.
     #[test]
     fn unescape_short_agrees_with_escaped() {
         for len in 0..(SHORT + 20) {
@@ -472,11 +556,19 @@ mod tests {
                         }
                         let mut r = Reader::new(&bytes);
                         r.mask = mask;
+                        match r.plain16() {
+                            Some((c, n)) => {
+                                assert_eq!(&c.to_le_bytes()[..n], &s[..]);
+                                assert_eq!(r.pos + n + 1, bytes.len());
+                            }
+                            None => assert!(len > 16 || s.iter().any(|&b| b >= 0xfc)),
+                        }
                         assert_eq!(r.escaped_vec().unwrap().0, s);
                         assert_eq!(r.pos, bytes.len());
                         for cut in 0..bytes.len() {
                             let mut r = Reader::new(&bytes[..cut]);
                             r.mask = mask;
+                            assert!(r.plain16().is_none(), "{s:?} cut at {cut}");
                             assert!(r.escaped_vec().is_err(), "{s:?} cut at {cut}");
                             let mut r = Reader::new(&bytes[..cut]);
                             r.mask = mask;
