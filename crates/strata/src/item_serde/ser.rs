@@ -355,49 +355,29 @@ impl<'a> ser::Serializer for Enc<'a> {
     }
 }
 
-impl ser::SerializeSeq for SeqEnc<'_> {
-    type Ok = ();
-    type Error = SerError;
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, v: &T) -> R {
-        self.element(v)
-    }
-    fn end(self) -> R {
-        self.finish()
-    }
+/// Sequences, tuples, tuple structs and tuple variants all encode as a list: one impl each, as
+/// serde requires, all forwarding to `SeqEnc::element` / `SeqEnc::finish`.
+macro_rules! seq_like {
+    ($($trait:ident :: $method:ident),*) => {$(
+        impl ser::$trait for SeqEnc<'_> {
+            type Ok = ();
+            type Error = SerError;
+            fn $method<T: Serialize + ?Sized>(&mut self, v: &T) -> R {
+                self.element(v)
+            }
+            fn end(self) -> R {
+                self.finish()
+            }
+        }
+    )*};
 }
 
-impl ser::SerializeTuple for SeqEnc<'_> {
-    type Ok = ();
-    type Error = SerError;
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, v: &T) -> R {
-        self.element(v)
-    }
-    fn end(self) -> R {
-        self.finish()
-    }
-}
-
-impl ser::SerializeTupleStruct for SeqEnc<'_> {
-    type Ok = ();
-    type Error = SerError;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, v: &T) -> R {
-        self.element(v)
-    }
-    fn end(self) -> R {
-        self.finish()
-    }
-}
-
-impl ser::SerializeTupleVariant for SeqEnc<'_> {
-    type Ok = ();
-    type Error = SerError;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, v: &T) -> R {
-        self.element(v)
-    }
-    fn end(self) -> R {
-        self.finish()
-    }
-}
+seq_like!(
+    SerializeSeq::serialize_element,
+    SerializeTuple::serialize_element,
+    SerializeTupleStruct::serialize_field,
+    SerializeTupleVariant::serialize_field
+);
 
 impl ser::SerializeMap for MapEnc<'_> {
     type Ok = ();
