@@ -6,7 +6,7 @@
 //!
 //! ```text
 //! lsm_prof --dir D --n N [--stripes S] [--settle] --ops K \
-//!          --phase readrandom|seekrandom|rangeseek|readseq|cursorseq
+//!          --phase readrandom|getwith|seekrandom|rangeseek|readseq|cursorseq
 //! ```
 //! The database in `D` is built on first use and reused (delete `D` to rebuild).
 
@@ -60,6 +60,22 @@ fn prof_readrandom(e: &LsmEngine, n: u64, ops: u64) -> u64 {
     let mut found = 0;
     for _ in 0..ops {
         if e.get(&key(rng.next() % n)).expect("get").is_some() {
+            found += 1;
+        }
+    }
+    found
+}
+
+/// Point reads that borrow the value (`LsmEngine::get_with`, what the `lsm` bench uses).
+#[inline(never)]
+fn prof_getwith(e: &LsmEngine, n: u64, ops: u64) -> u64 {
+    let mut rng = Rng(42);
+    let mut found = 0;
+    for _ in 0..ops {
+        if e.get_with(&key(rng.next() % n), |v| v.len())
+            .expect("get")
+            .is_some()
+        {
             found += 1;
         }
     }
@@ -170,6 +186,7 @@ fn main() {
     let t = Instant::now();
     let r = match phase.as_str() {
         "readrandom" => prof_readrandom(&e, n, ops),
+        "getwith" => prof_getwith(&e, n, ops),
         "seekrandom" => prof_seekrandom(&e, n, ops),
         "rangeseek" => prof_rangeseek(&e, n, ops),
         "readseq" => prof_readseq(&e),

@@ -399,10 +399,16 @@ impl Block {
 
     /// The value bytes of an entry.
     pub fn value(&self, v: ValueRef) -> Option<Vec<u8>> {
+        self.value_slice(v).map(<[u8]>::to_vec)
+    }
+
+    /// The value bytes of an entry, borrowed from the block (`None`: tombstone).
+    pub fn value_slice(&self, v: ValueRef) -> Option<&[u8]> {
         if v.tombstone {
             None
         } else {
-            Some(self.data[v.off as usize..(v.off + v.len) as usize].to_vec())
+            self.data
+                .get(v.off as usize..v.off as usize + v.len as usize)
         }
     }
 }

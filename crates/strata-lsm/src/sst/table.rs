@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use super::block::{Block, BlockBuilder};
+use super::block::{Block, BlockBuilder, ValueRef};
 use super::bloom;
 use super::cache::BlockCache;
 use super::index::FlatIndex;
@@ -454,6 +454,12 @@ impl Table {
 
     /// Looks a key up: `None` when absent from this file, `Some(None)` for a tombstone.
     pub fn get(&self, key: &[u8], hash: u64) -> Result<Option<Value>> {
+        Ok(self.get_ref(key, hash)?.map(|(b, v)| b.value(v)))
+    }
+
+    /// Looks a key up without copying its value: `None` when absent from this file, else the
+    /// block holding the entry and where in it the value lies ([`Block::value_slice`]).
+    pub fn get_ref(&self, key: &[u8], hash: u64) -> Result<Option<(Block, ValueRef)>> {
         if key < self.meta.smallest.as_slice() || key > self.meta.largest.as_slice() {
             return Ok(None);
         }
@@ -469,7 +475,7 @@ impl Table {
             .get(key)
             .map_err(|e| self.err(self.index.handle(i).0, e))?
         {
-            Some(v) => Ok(Some(b.value(v))),
+            Some(v) => Ok(Some((b, v))),
             None => Ok(None),
         }
     }
