@@ -6,6 +6,7 @@ use std::sync::Arc;
 use crate::error::Result;
 use crate::manifest::LEVELS;
 use crate::sst::block::{Block, ValueRef};
+use crate::sst::keycmp;
 use crate::sst::table::{FileMeta, Table};
 
 /// Something that knows its file's metadata: an open [`Table`], or just the [`FileMeta`]
@@ -117,7 +118,7 @@ pub fn lookup_version_ref(
         }
     }
     for level in &v.levels[1..] {
-        let i = level.partition_point(|t| t.meta.largest.as_slice() < key);
+        let i = level.partition_point(|t| keycmp::lt(&t.meta.largest, key));
         if let Some(t) = level.get(i) {
             if let Some(found) = t.get_ref(key, hash)? {
                 return Ok(Some(found));

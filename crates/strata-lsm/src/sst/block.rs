@@ -8,6 +8,7 @@
 
 use std::sync::Arc;
 
+use super::keycmp;
 use crate::coding::{get_varint, put_varint, u32_at};
 use crate::error::FormatError;
 
@@ -283,7 +284,7 @@ impl Block {
         let (mut lo, mut hi) = (0usize, self.num_restarts);
         while hi - lo > 1 {
             let mid = (lo + hi) / 2;
-            if self.restart_key(mid)? < target {
+            if keycmp::lt(self.restart_key(mid)?, target) {
                 lo = mid;
             } else {
                 hi = mid;

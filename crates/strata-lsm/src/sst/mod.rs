@@ -6,4 +6,5 @@ pub mod bloom;
 pub mod cache;
 pub mod index;
 pub mod iter;
+pub mod keycmp;
 pub mod table;

@@ -15,6 +15,7 @@ use super::block::{Block, BlockBuilder, ValueRef};
 use super::bloom;
 use super::cache::BlockCache;
 use super::index::FlatIndex;
+use super::keycmp;
 use crate::coding::{crc, get_varint, put_varint, u32_at, u64_at};
 use crate::error::{Error, FormatError, Result};
 use crate::fs::{Fs, ReadableFile, WritableFile};
@@ -460,7 +461,7 @@ impl Table {
     /// Looks a key up without copying its value: `None` when absent from this file, else the
     /// block holding the entry and where in it the value lies ([`Block::value_slice`]).
     pub fn get_ref(&self, key: &[u8], hash: u64) -> Result<Option<(Block, ValueRef)>> {
-        if key < self.meta.smallest.as_slice() || key > self.meta.largest.as_slice() {
+        if keycmp::lt(key, &self.meta.smallest) || keycmp::lt(&self.meta.largest, key) {
             return Ok(None);
         }
         if !self.bloom.may_contain(hash) {
