@@ -7,4 +7,5 @@ pub mod cache;
 pub mod index;
 pub mod iter;
 pub mod keycmp;
+pub mod point;
 pub mod table;

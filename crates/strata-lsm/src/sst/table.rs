@@ -471,14 +471,27 @@ impl Table {
         if i == self.index.len() {
             return Ok(None);
         }
-        let b = self.block(i)?;
-        match b
-            .get(key)
-            .map_err(|e| self.err(self.index.handle(i).0, e))?
-        {
-            Some(v) => Ok(Some((b, v))),
-            None => Ok(None),
-        }
+        let off = self.index.handle(i).0;
+        let (b, found) = match self.cache.get_point(self.meta.id, off) {
+            // A cached block: its point index finds the restart point.
+            Some((data, Some(pi))) => {
+                let b = Block::with_restart_count(data, pi.restart_count())
+                    .map_err(|e| self.err(off, e))?;
+                let found = pi.get(&b, key);
+                (b, found)
+            }
+            Some((data, None)) => {
+                let b = Block::new(data).map_err(|e| self.err(off, e))?;
+                let found = b.get(key);
+                (b, found)
+            }
+            None => {
+                let b = self.block(i)?;
+                let found = b.get(key);
+                (b, found)
+            }
+        };
+        Ok(found.map_err(|e| self.err(off, e))?.map(|v| (b, v)))
     }
 }
 
