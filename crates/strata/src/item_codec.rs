@@ -94,8 +94,15 @@ pub(crate) fn unzigzag(u: u128) -> i128 {
     ((u >> 1) as i128) ^ -((u & 1) as i128)
 }
 
+#[inline]
 pub(crate) fn put_bytes(out: &mut Vec<u8>, b: &[u8]) {
-    put_varint(out, b.len() as u128);
+    if b.len() < 0x80 {
+        // Names and short texts: a one-byte length.
+        out.reserve(1 + b.len());
+        out.push(b.len() as u8);
+    } else {
+        put_varint(out, b.len() as u128);
+    }
     out.extend_from_slice(b);
 }
 

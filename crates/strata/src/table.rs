@@ -346,22 +346,20 @@ impl Table {
             let k = self.key_from_item_bytes(&v)?;
             return Ok((k, v));
         }
-        // Check every key attribute first (as `key_of` does), then encode.
-        let mut attrs: [Option<KeyAttr<'_>>; MAX_KEY_FIELDS] = [const { None }; MAX_KEY_FIELDS];
-        for (i, f) in s.key_fields().enumerate() {
-            attrs[i] = Some(self.typed_key_attr(f, &v, spots.at[i])?);
-        }
+        // One pass: each attribute is checked, then encoded. `key_of` checks them all before
+        // encoding any, but the values a serializer writes (no tuples) always encode, so the
+        // first failing check is the same error.
         let mut b = self.def.layout.builder(32);
         let np = s.partition.len();
         let mut h = 0;
-        for (i, a) in attrs.iter().take(np + s.sort.len()).enumerate() {
-            match a {
-                Some(KeyAttr::Text(t)) => b.text(t),
-                Some(KeyAttr::Int(x)) => b.int(*x),
-                Some(KeyAttr::Bytes(x)) => b.bytes(x),
-                Some(KeyAttr::Value(x)) => b.value(x)?,
+        for (i, f) in s.key_fields().enumerate() {
+            match self.typed_key_attr(f, &v, spots.at[i])? {
+                KeyAttr::Text(t) => b.text(t),
+                KeyAttr::Int(x) => b.int(x),
+                KeyAttr::Bytes(x) => b.bytes(x),
+                KeyAttr::Value(x) => b.value(&x)?,
                 // Refused by `typed_key_attr`.
-                Some(KeyAttr::Nested(_)) | None => {}
+                KeyAttr::Nested(_) => {}
             }
             if i + 1 == np {
                 h = b.hash();

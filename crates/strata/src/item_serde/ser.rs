@@ -242,6 +242,42 @@ impl Entries {
     }
 }
 
+/// The first 8 bytes of the name `out[start..end]` as a big-endian word, zero-padded: words
+/// of two names order like the names' first 8 bytes (a tie says nothing).
+#[inline]
+fn name_head(out: &[u8], start: usize, end: usize) -> u64 {
+    let n = (end - start).min(8);
+    match out.get(start..start + 8) {
+        // A value follows the name, so there usually are 8 bytes to load.
+        Some(w) => {
+            let x = u64::from_be_bytes(w.try_into().unwrap_or([0; 8]));
+            if n == 8 {
+                x
+            } else {
+                x & !(u64::MAX >> (8 * n))
+            }
+        }
+        None => out[start..start + n]
+            .iter()
+            .enumerate()
+            .fold(0, |acc, (i, &b)| acc | u64::from(b) << (56 - 8 * i)),
+    }
+}
+
+/// Sorts a few indices (a struct's fields; at most 8) by `cmp`: insertion sort, no calls.
+#[inline]
+fn insertion_sort(v: &mut [usize], cmp: impl Fn(usize, usize) -> std::cmp::Ordering) {
+    for i in 1..v.len() {
+        let x = v[i];
+        let mut j = i;
+        while j > 0 && cmp(v[j - 1], x) == std::cmp::Ordering::Greater {
+            v[j] = v[j - 1];
+            j -= 1;
+        }
+        v[j] = x;
+    }
+}
+
 /// A map or struct being written: entries go straight into the output in the order they come
 /// (name, then attribute), after a count sized for the announced length. At the end the count
 /// is set, and when the names did not come in ascending byte order (the stored order; struct
@@ -341,7 +377,19 @@ impl<'a, 'k> MapEnc<'a, 'k> {
             {
                 let out: &Vec<u8> = self.out;
                 let name = |i: usize| &out[entries[i].1..entries[i].2];
-                order.sort_unstable_by(|&a, &b| name(a).cmp(name(b)));
+                // Names compare by their first 8 bytes in one word (most names are shorter),
+                // then in full when those tie.
+                let head = |i: usize| name_head(out, entries[i].1, entries[i].2);
+                let cmp = |a: usize, b: usize| {
+                    head(a)
+                        .cmp(&head(b))
+                        .then_with(|| name(a).cmp(name(b)))
+                };
+                if n <= 8 {
+                    insertion_sort(order, cmp);
+                } else {
+                    order.sort_unstable_by(|&a, &b| cmp(a, b));
+                }
                 if let Some(w) = order.windows(2).find(|w| name(w[0]) == name(w[1])) {
                     return Err(SerError(format!(
                         "attribute {:?} appears twice",
