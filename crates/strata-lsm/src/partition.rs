@@ -378,9 +378,9 @@ impl std::str::FromStr for Partitioner {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::strategy::Strategy as _;
     use strata_key::codec::native::NativeCodec;
     use strata_key::{TupleCodec, Value};
-    use proptest::strategy::Strategy as _;
 
     #[test]
     fn names_round_trip() {
@@ -573,7 +573,11 @@ mod tests {
                 let k = enc(&[Value::Int(id), Value::Int(h), Value::from("p")]);
                 for stripes in [256, 3] {
                     let p = Partitioner::NativeTupleHash(2);
-                    assert_eq!(p.stripe(&k, stripes), stripe_by_search(&k, 2, stripes), "{id} {h}");
+                    assert_eq!(
+                        p.stripe(&k, stripes),
+                        stripe_by_search(&k, 2, stripes),
+                        "{id} {h}"
+                    );
                 }
             }
         }

@@ -224,10 +224,13 @@ fn typed_keys_are_item_keys() {
             };
             let item = decode_item(&bytes).unwrap();
             let want = reference_key(&t, &item);
-            same(typed.map(|(k, v)| {
-                assert_eq!(v, bytes);
-                k
-            }), &want)?;
+            same(
+                typed.map(|(k, v)| {
+                    assert_eq!(v, bytes);
+                    k
+                }),
+                &want,
+            )?;
             same(t.encode_item(&item).map(|(k, _)| k), &want)?;
             if let Ok(key) = t.key_of(&item) {
                 same(t.encode_key(&key).map(|k| k.bytes), &want)?;

@@ -203,25 +203,48 @@ impl<'a> SeqEnc<'a> {
     }
 }
 
-/// Entries of a map being written, as offsets into the output: where the entry starts (its
-/// name's length), where its name's bytes start, where its value starts. Up to 8 inline (a
-/// row's attributes), more on the heap.
+/// One entry of a map being written, as offsets into the output: where it starts (its name's
+/// length), where its name's bytes start, where its value starts; and the name's first 8
+/// bytes as a big-endian word (zero-padded), which orders most names without reading them.
+#[derive(Clone, Copy, Default)]
+struct Entry {
+    start: usize,
+    name_at: usize,
+    value_at: usize,
+    head: u64,
+}
+
+/// The first 8 bytes of `name` as a big-endian word, zero-padded: the words of two names order
+/// like the names' first 8 bytes (a tie says nothing).
+#[inline]
+fn name_head(name: &[u8]) -> u64 {
+    match name.first_chunk::<8>() {
+        Some(w) => u64::from_be_bytes(*w),
+        None => name
+            .iter()
+            .enumerate()
+            .fold(0, |acc, (i, &b)| acc | u64::from(b) << (56 - 8 * i)),
+    }
+}
+
+/// The entries of a map being written: up to 8 inline (a row's attributes), more on the heap.
 struct Entries {
-    inline: [(usize, usize, usize); 8],
+    inline: [Entry; 8],
     len: usize,
-    spill: Vec<(usize, usize, usize)>,
+    spill: Vec<Entry>,
 }
 
 impl Entries {
     fn new() -> Entries {
         Entries {
-            inline: [(0, 0, 0); 8],
+            inline: [Entry::default(); 8],
             len: 0,
             spill: Vec::new(),
         }
     }
 
-    fn push(&mut self, e: (usize, usize, usize)) {
+    #[inline]
+    fn push(&mut self, e: Entry) {
         if self.len < self.inline.len() {
             self.inline[self.len] = e;
         } else {
@@ -233,34 +256,13 @@ impl Entries {
         self.len += 1;
     }
 
-    fn as_slice(&self) -> &[(usize, usize, usize)] {
+    #[inline]
+    fn as_slice(&self) -> &[Entry] {
         if self.len <= self.inline.len() {
             &self.inline[..self.len]
         } else {
             &self.spill
         }
-    }
-}
-
-/// The first 8 bytes of the name `out[start..end]` as a big-endian word, zero-padded: words
-/// of two names order like the names' first 8 bytes (a tie says nothing).
-#[inline]
-fn name_head(out: &[u8], start: usize, end: usize) -> u64 {
-    let n = (end - start).min(8);
-    match out.get(start..start + 8) {
-        // A value follows the name, so there usually are 8 bytes to load.
-        Some(w) => {
-            let x = u64::from_be_bytes(w.try_into().unwrap_or([0; 8]));
-            if n == 8 {
-                x
-            } else {
-                x & !(u64::MAX >> (8 * n))
-            }
-        }
-        None => out[start..start + n]
-            .iter()
-            .enumerate()
-            .fold(0, |acc, (i, &b)| acc | u64::from(b) << (56 - 8 * i)),
     }
 }
 
@@ -325,10 +327,18 @@ impl<'a, 'k> MapEnc<'a, 'k> {
         let start = self.out.len();
         put_bytes(self.out, name.as_bytes());
         let value_at = self.out.len();
-        let name_at = value_at - name.len();
-        if let Some(&(_, pn, pv)) = self.entries.as_slice().last() {
+        let e = Entry {
+            start,
+            name_at: value_at - name.len(),
+            value_at,
+            head: name_head(name.as_bytes()),
+        };
+        if let Some(last) = self.entries.as_slice().last() {
             // Equal names also take the sorting path, which refuses them.
-            if self.out[pn..pv] >= *name.as_bytes() {
+            if last.head > e.head
+                || (last.head == e.head
+                    && self.out[last.name_at..last.value_at] >= *name.as_bytes())
+            {
                 self.sorted = false;
             }
         }
@@ -340,7 +350,7 @@ impl<'a, 'k> MapEnc<'a, 'k> {
         if let Err(SerError(e)) = r {
             return Err(SerError(format!("attribute {name:?}: {e}")));
         }
-        self.entries.push((start, name_at, value_at));
+        self.entries.push(e);
         Ok(())
     }
 
@@ -360,7 +370,7 @@ impl<'a, 'k> MapEnc<'a, 'k> {
         };
         if self.sorted {
             for (p, e) in placed.iter_mut().zip(entries) {
-                *p = (e.1, e.2);
+                *p = (e.name_at, e.value_at);
             }
         } else {
             let mut order_inline = [0usize; 8];
@@ -376,13 +386,12 @@ impl<'a, 'k> MapEnc<'a, 'k> {
             }
             {
                 let out: &Vec<u8> = self.out;
-                let name = |i: usize| &out[entries[i].1..entries[i].2];
-                // Names compare by their first 8 bytes in one word (most names are shorter),
-                // then in full when those tie.
-                let head = |i: usize| name_head(out, entries[i].1, entries[i].2);
+                let name = |i: usize| &out[entries[i].name_at..entries[i].value_at];
+                // Names compare by their first 8 bytes in one word, then in full on a tie.
                 let cmp = |a: usize, b: usize| {
-                    head(a)
-                        .cmp(&head(b))
+                    entries[a]
+                        .head
+                        .cmp(&entries[b].head)
                         .then_with(|| name(a).cmp(name(b)))
                 };
                 if n <= 8 {
@@ -390,7 +399,10 @@ impl<'a, 'k> MapEnc<'a, 'k> {
                 } else {
                     order.sort_unstable_by(|&a, &b| cmp(a, b));
                 }
-                if let Some(w) = order.windows(2).find(|w| name(w[0]) == name(w[1])) {
+                if let Some(w) = order
+                    .windows(2)
+                    .find(|w| entries[w[0]].head == entries[w[1]].head && name(w[0]) == name(w[1]))
+                {
                     return Err(SerError(format!(
                         "attribute {:?} appears twice",
                         String::from_utf8_lossy(name(w[0]))
@@ -409,11 +421,12 @@ impl<'a, 'k> MapEnc<'a, 'k> {
             };
             let mut w = first;
             for (p, &i) in placed.iter_mut().zip(order.iter()) {
-                let (s, pn, pv) = entries[i];
-                let e = entries.get(i + 1).map_or(end, |x| x.0);
-                self.out[w..w + (e - s)].copy_from_slice(&region[s - first..e - first]);
-                *p = (w + (pn - s), w + (pv - s));
-                w += e - s;
+                let e = entries[i];
+                let stop = entries.get(i + 1).map_or(end, |x| x.start);
+                let len = stop - e.start;
+                self.out[w..w + len].copy_from_slice(&region[e.start - first..stop - first]);
+                *p = (w + (e.name_at - e.start), w + (e.value_at - e.start));
+                w += len;
             }
         }
         // The count: in place when its length is the one reserved, else moved in.
@@ -578,11 +591,7 @@ impl<'a, 'k> ser::Serializer for Enc<'a, 'k> {
     fn serialize_map(self, len: Option<usize>) -> Result<MapEnc<'a, 'k>, SerError> {
         MapEnc::new(self, len)
     }
-    fn serialize_struct(
-        self,
-        _name: &'static str,
-        len: usize,
-    ) -> Result<MapEnc<'a, 'k>, SerError> {
+    fn serialize_struct(self, _name: &'static str, len: usize) -> Result<MapEnc<'a, 'k>, SerError> {
         MapEnc::new(self, Some(len))
     }
     fn serialize_struct_variant(

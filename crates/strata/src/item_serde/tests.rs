@@ -375,7 +375,14 @@ fn entries_in_any_order_encode_like_their_items() {
                 match v {
                     Attr::Map(inner) => m.serialize_entry(
                         k,
-                        &InOrder(inner.iter().map(|(a, b)| (a.clone(), b.clone())).rev().collect(), !self.1),
+                        &InOrder(
+                            inner
+                                .iter()
+                                .map(|(a, b)| (a.clone(), b.clone()))
+                                .rev()
+                                .collect(),
+                            !self.1,
+                        ),
                     )?,
                     Attr::Value(Value::Int(i)) => m.serialize_entry(k, &(*i as i64))?,
                     _ => m.serialize_entry(k, &())?,
@@ -393,13 +400,21 @@ fn entries_in_any_order_encode_like_their_items() {
     let attr = prop_oneof![
         any::<i64>().prop_map(|i| Attr::Value(Value::Int(i.into()))),
         Just(Attr::Value(Value::Null)),
-        proptest::collection::btree_map("[a-b]{0,9}", any::<i64>().prop_map(|i| Attr::Value(Value::Int(i.into()))), 0..4)
-            .prop_map(|m| Attr::Map(Item(m))),
+        proptest::collection::btree_map(
+            "[a-b]{0,9}",
+            any::<i64>().prop_map(|i| Attr::Value(Value::Int(i.into()))),
+            0..4
+        )
+        .prop_map(|m| Attr::Map(Item(m))),
     ];
-    let mut runner = proptest::test_runner::TestRunner::new(proptest::test_runner::Config::with_cases(500));
+    let mut runner =
+        proptest::test_runner::TestRunner::new(proptest::test_runner::Config::with_cases(500));
     runner
         .run(
-            &(proptest::collection::vec((name, attr), 0..24), any::<bool>()),
+            &(
+                proptest::collection::vec((name, attr), 0..24),
+                any::<bool>(),
+            ),
             |(entries, sized)| {
                 let row = InOrder(entries.clone(), sized);
                 let got = to_item_bytes(&row);
