@@ -337,14 +337,22 @@ impl Table {
 
     /// A key range holding every item that matches the query's partition and condition
     /// (possibly more, see [`class_end`]); `None` when it is empty.
-    fn query_range(&self, q: &Query, h: u16) -> Result<Option<KeyRange>> {
+    ///
+    /// `base` is the encoding of `(id, h, partition…)`, which every key of the partition starts
+    /// with.
+    fn query_range(
+        &self,
+        p: &[Value],
+        sort: Option<&SortCondition>,
+        h: u16,
+        base: &[u8],
+    ) -> Result<Option<KeyRange>> {
         use SortCondition::*;
-        let p = &q.partition;
         let b = |v: &[Value]| self.sort_key_bytes(h, p, v);
-        let base = b(&[])?;
+        let base = base.to_vec();
         let inc = Bound::Included;
         let exc = |k: Vec<u8>| Bound::Excluded(class_end(&k));
-        let (start, end) = match &q.sort {
+        let (start, end) = match sort {
             None => (inc(base.clone()), exc(base)),
             Some(Eq(v)) => {
                 let k = b(v)?;
@@ -384,6 +392,32 @@ impl Table {
         };
         let range = KeyRange { start, end };
         Ok((!is_empty(&range)).then_some(range))
+    }
+
+    /// True when every key of the partition inside [`Table::query_range`]'s range satisfies
+    /// `c` (in key order), so that items need not be checked one by one. Only claimed for one
+    /// ascending, NULL-first integer sort field and `eq` / `gt` / `ge` / `between` on integers:
+    /// the native encoding of integers is order-preserving and prefix-free (its tag carries the
+    /// length), the key ends with that one element, and a NULL (tag `02`, below every integer
+    /// tag) lies below each of these ranges — so `[enc(lo), enc(hi) ‖ FE)` holds exactly the
+    /// integers in `[lo, hi]`. `lt` / `le` ranges start at the partition and take in its NULLs.
+    fn range_decides(&self, c: &SortCondition) -> bool {
+        use SortCondition::*;
+        let [f] = self.schema().sort.as_slice() else {
+            return false;
+        };
+        if f.kind != strata_key::Kind::Int
+            || f.order != crate::schema::Direction::Asc
+            || f.nulls != crate::schema::Nulls::First
+        {
+            return false;
+        }
+        let int = |v: &[Value]| matches!(v, [Value::Int(_)]);
+        match c {
+            Eq(v) | Gt(v) | Ge(v) => int(v),
+            Between(lo, hi) => int(lo) && int(hi),
+            Lt(_) | Le(_) | BeginsWith(_) => false,
+        }
     }
 
     fn check_condition(&self, c: &SortCondition) -> Result<()> {
@@ -445,12 +479,9 @@ impl Table {
             .sort
             .as_ref()
             .map(|c| c.in_key_order(&self.def.schema.sort));
-        let normalized = Query {
-            sort: sort.clone(),
-            ..q.clone()
-        };
         let h = self.def.layout.partition_hash(&q.partition)?;
-        let Some(mut range) = self.query_range(&normalized, h)? else {
+        let prefix = self.sort_key_bytes(h, &q.partition, &[])?;
+        let Some(mut range) = self.query_range(&q.partition, sort.as_ref(), h, &prefix)? else {
             return Ok(Rows::empty(self, decode));
         };
         let dir = if q.reverse {
@@ -471,10 +502,9 @@ impl Table {
         if is_empty(&range) {
             return Ok(Rows::empty(self, decode));
         }
-        let filter = RowFilter::Query {
-            prefix: self.sort_key_bytes(h, &q.partition, &[])?,
-            sort,
-        };
+        // Where the key range alone decides the condition, items are not re-checked.
+        let sort = sort.filter(|c| !self.range_decides(c));
+        let filter = RowFilter::Query { prefix, sort };
         self.rows(range, dir, q.limit, filter, decode)
     }
 
