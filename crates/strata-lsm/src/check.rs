@@ -367,8 +367,13 @@ fn check_wals(fs: &dyn Fs, dir: &Path, names: &[String], from: u64, r: &mut Chec
                 continue;
             }
         };
-        if data.len() < wal::MAGIC_LEN {
-            seen.push((false, Some((path, 0, "shorter than its magic".into()))));
+        if wal::is_unwritten(&data) {
+            let why = if data.len() < wal::MAGIC_LEN {
+                "shorter than its magic"
+            } else {
+                "only zeros"
+            };
+            seen.push((false, Some((path, 0, why.into()))));
             continue;
         }
         let Some(framing) = wal::framing_of(&data) else {

@@ -459,8 +459,7 @@ impl FileSyncer for FaultSyncer {
             .map(|s| (s.written, s.replaced.len()));
         self.inner.sync()?;
         self.faults.syncs.fetch_add(1, Ordering::SeqCst);
-        if let (Some((w, n)), Some(st)) = (covered, lock(&self.faults.files).get_mut(&self.path))
-        {
+        if let (Some((w, n)), Some(st)) = (covered, lock(&self.faults.files).get_mut(&self.path)) {
             st.synced = st.synced.max(w);
             let n = n.min(st.replaced.len());
             st.replaced.drain(..n);

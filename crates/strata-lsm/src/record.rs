@@ -306,6 +306,24 @@ pub fn scan_log(data: &[u8], start: usize) -> LogScan<'_> {
     scan_log_framed(data, start, Framing::V1)
 }
 
+/// The next offset after `pos` where a valid record starts, or the end of `data`. Only
+/// offsets before the last non-zero byte can start one (a record ends in a non-zero byte
+/// with framing v2; with v1 the search is the same, zeros never being a valid header).
+fn next_record_after(data: &[u8], pos: usize, framing: Framing) -> usize {
+    let Some(last) = data.iter().rposition(|&b| b != 0) else {
+        return data.len();
+    };
+    (pos + 1..=last)
+        .find(|&q| {
+            // A valid header first: cheap, and never true of zeros.
+            let Some(hc) = u32_at(data, q + 8) else {
+                return false;
+            };
+            crc(&data[q..q + 8]) == hc && matches!(record_at(data, q, framing), At::Record(_))
+        })
+        .unwrap_or(data.len())
+}
+
 /// [`scan_log`] for either framing.
 pub fn scan_log_framed(data: &[u8], start: usize, framing: Framing) -> LogScan<'_> {
     let mut out = LogScan::default();
@@ -330,9 +348,7 @@ pub fn scan_log_framed(data: &[u8], start: usize, framing: Framing) -> LogScan<'
                 });
                 pos = match len {
                     Some(len) => pos + framing.overhead() + len,
-                    None => (pos + 1..data.len())
-                        .find(|&q| matches!(record_at(data, q, framing), At::Record(_)))
-                        .unwrap_or(data.len()),
+                    None => next_record_after(data, pos, framing),
                 };
             }
         }
@@ -510,7 +526,11 @@ mod tests {
             }
             let c = read_log_framed(&m, 8, Framing::V2);
             assert_eq!(c.records.len(), 3, "hole at {hole}");
-            assert!(matches!(c.end, LogEnd::Corrupt { .. }), "hole at {hole}: {:?}", c.end);
+            assert!(
+                matches!(c.end, LogEnd::Corrupt { .. }),
+                "hole at {hole}: {:?}",
+                c.end
+            );
         }
         // A record whose commit byte is missing while later bytes are not zero.
         let (l, at) = log_v2(4, 100);

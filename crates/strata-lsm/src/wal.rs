@@ -40,13 +40,14 @@ pub fn framing_of(data: &[u8]) -> Option<Framing> {
     }
 }
 
-/// True when `data` is a prefix of a magic or only zeros: what a crash right after the file
-/// was created can leave.
+/// True when `data` is a prefix of a magic, or only zeros (of any length): what a crash while
+/// the file was created can leave (a file system may make a new size durable before the
+/// bytes). Such a file never held an acknowledged record.
 pub fn is_unwritten(data: &[u8]) -> bool {
-    data.len() <= MAGIC_LEN
+    data.len() < MAGIC_LEN
         && (data.iter().zip(WAL_MAGIC).all(|(a, b)| a == b)
-            || data.iter().zip(WAL_MAGIC_V2).all(|(a, b)| a == b)
-            || data.iter().all(|&b| b == 0))
+            || data.iter().zip(WAL_MAGIC_V2).all(|(a, b)| a == b))
+        || data.iter().all(|&b| b == 0)
 }
 
 /// False when a WAL file certainly holds no record: no more than its magic, or a version 2
@@ -223,8 +224,8 @@ pub struct Recovered {
 /// accepted only when `last` (the newest log); any other damage — a complete record failing
 /// its checksum or not decoding — is [`Error::Corruption`] with the file and offset.
 pub fn read_wal(data: &[u8], path: &Path, last: bool) -> Result<Recovered> {
-    if data.len() < MAGIC_LEN {
-        // A crash right after the file was created: a prefix of the magic, or zeros.
+    if data.len() < MAGIC_LEN || is_unwritten(data) {
+        // A crash while the file was created: a prefix of the magic, or zeros.
         if last && is_unwritten(data) {
             return Ok(Recovered {
                 batches: Vec::new(),

@@ -33,7 +33,7 @@ impl Job<'_> {
             let last = i + 1 == numbers.len();
             let framing = match wal::framing_of(&data) {
                 Some(f) => f,
-                None if data.len() < wal::MAGIC_LEN && last => {
+                None if wal::is_unwritten(&data) && last => {
                     continue; // created, never written: a torn tail
                 }
                 None => {
