@@ -134,8 +134,12 @@ pub struct WalWriter {
     framed: Vec<u8>,
 }
 
+/// Records of this size or more are written past the end of a full WAL without extending it
+/// with zeros first (see [`WalWriter::append`]).
+pub const BIG_RECORD: usize = 64 * 1024;
+
 /// Zeros written per call when the WAL is extended.
-const ZEROS: [u8; 64 * 1024] = [0; 64 * 1024];
+static ZEROS: [u8; 64 * 1024] = [0; 64 * 1024];
 
 impl WalWriter {
     /// Creates WAL file `number` in `dir`, pre-written with zeros up to [`PREALLOC`], and makes
@@ -160,22 +164,26 @@ impl WalWriter {
         })
     }
 
-    /// Writes one batch (to the OS buffers) after the last record. When it does not fit the
-    /// preallocated space, the file is first extended with zeros to the next multiple of
-    /// [`PREALLOC`] past it (the sync that follows makes the new size durable once).
+    /// Writes one batch (to the OS buffers) after the last record. When a record smaller
+    /// than [`BIG_RECORD`] does not fit the preallocated space, the file is first extended
+    /// with zeros to the next multiple of [`PREALLOC`] past it (the sync that follows makes
+    /// the new size durable once, and the next syncs find the space written). A bigger record
+    /// is written past the end without zeros: the size change is shared by its many ops, and
+    /// writing zeros first would only double its copy.
     pub fn append(&mut self, seq: u64, ops: &[Op]) -> std::io::Result<()> {
         self.buf.clear();
         encode_batch(&mut self.buf, seq, ops);
         self.framed.clear();
         Framing::V2.frame(&mut self.framed, &self.buf);
         let end = self.bytes + self.framed.len() as u64;
-        if end > self.allocated {
+        if end > self.allocated && self.framed.len() < BIG_RECORD {
             let to = end.div_ceil(PREALLOC) * PREALLOC;
             extend(self.file.as_mut(), self.allocated, to)?;
             self.allocated = to;
         }
         self.file.write_at(self.bytes, &self.framed)?;
         self.bytes = end;
+        self.allocated = self.allocated.max(end);
         Ok(())
     }
 
@@ -200,12 +208,13 @@ impl WalWriter {
     }
 }
 
-/// Appends zeros to a file of length `from` until it is `to` bytes long.
+/// Writes zeros to a file of length `from` until it is `to` bytes long. Positional writes
+/// only: after a record written past the end the append position is not the end.
 fn extend(file: &mut dyn WritableFile, from: u64, to: u64) -> std::io::Result<()> {
     let mut at = from;
     while at < to {
         let n = ((to - at) as usize).min(ZEROS.len());
-        file.append(&ZEROS[..n])?;
+        file.write_at(at, &ZEROS[..n])?;
         at += n as u64;
     }
     Ok(())
@@ -264,6 +273,42 @@ pub fn read_wal(data: &[u8], path: &Path, last: bool) -> Result<Recovered> {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn writer_preallocates_for_small_records_and_appends_big_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        let fs = crate::fs::RealFs;
+        let mut w = WalWriter::create(&fs, dir.path(), 7).unwrap();
+        let path = dir.path().join(wal_name(7));
+        let len = || std::fs::metadata(&path).unwrap().len();
+        assert_eq!(len(), PREALLOC);
+        let small = |i: u64| vec![Op::Put(i.to_be_bytes().to_vec(), vec![7; 100])];
+        let big = vec![Op::Put(b"big".to_vec(), vec![9; 3 * PREALLOC as usize / 2])];
+        let mut want = Vec::new();
+        let mut seq = 0;
+        let mut push = |w: &mut WalWriter, ops: Vec<Op>| {
+            seq += 1;
+            w.append(seq, &ops).unwrap();
+            want.push((seq, ops));
+        };
+        for i in 0..10_000 {
+            push(&mut w, small(i)); // crosses the first MiB: extended with zeros
+        }
+        assert_eq!(len(), 2 * PREALLOC);
+        push(&mut w, big.clone()); // past the end, no zeros after it
+        assert_eq!(len(), w.bytes());
+        push(&mut w, small(1)); // extended again
+        assert_eq!(len(), w.bytes().div_ceil(PREALLOC) * PREALLOC);
+        w.sync().unwrap();
+        let data = std::fs::read(&path).unwrap();
+        assert_eq!(&data[..8], WAL_MAGIC_V2);
+        let r = read_wal(&data, &path, false).unwrap();
+        assert_eq!(r.torn_at, None);
+        assert_eq!(r.batches, want);
+        // The file may also end right after its last record.
+        let r = read_wal(&data[..w.bytes() as usize], &path, false).unwrap();
+        assert_eq!(r.batches.len(), want.len());
+    }
 
     proptest! {
         #[test]
