@@ -337,14 +337,22 @@ impl Table {
 
     /// A key range holding every item that matches the query's partition and condition
     /// (possibly more, see [`class_end`]); `None` when it is empty.
-    fn query_range(&self, q: &Query, h: u16) -> Result<Option<KeyRange>> {
+    ///
+    /// `base` is the encoding of `(id, h, partition…)`, which every key of the partition starts
+    /// with.
+    fn query_range(
+        &self,
+        p: &[Value],
+        sort: Option<&SortCondition>,
+        h: u16,
+        base: &[u8],
+    ) -> Result<Option<KeyRange>> {
         use SortCondition::*;
-        let p = &q.partition;
         let b = |v: &[Value]| self.sort_key_bytes(h, p, v);
-        let base = b(&[])?;
+        let base = base.to_vec();
         let inc = Bound::Included;
         let exc = |k: Vec<u8>| Bound::Excluded(class_end(&k));
-        let (start, end) = match &q.sort {
+        let (start, end) = match sort {
             None => (inc(base.clone()), exc(base)),
             Some(Eq(v)) => {
                 let k = b(v)?;
@@ -445,12 +453,9 @@ impl Table {
             .sort
             .as_ref()
             .map(|c| c.in_key_order(&self.def.schema.sort));
-        let normalized = Query {
-            sort: sort.clone(),
-            ..q.clone()
-        };
         let h = self.def.layout.partition_hash(&q.partition)?;
-        let Some(mut range) = self.query_range(&normalized, h)? else {
+        let prefix = self.sort_key_bytes(h, &q.partition, &[])?;
+        let Some(mut range) = self.query_range(&q.partition, sort.as_ref(), h, &prefix)? else {
             return Ok(Rows::empty(self, decode));
         };
         let dir = if q.reverse {
@@ -471,10 +476,7 @@ impl Table {
         if is_empty(&range) {
             return Ok(Rows::empty(self, decode));
         }
-        let filter = RowFilter::Query {
-            prefix: self.sort_key_bytes(h, &q.partition, &[])?,
-            sort,
-        };
+        let filter = RowFilter::Query { prefix, sort };
         self.rows(range, dir, q.limit, filter, decode)
     }
 

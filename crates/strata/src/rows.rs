@@ -40,6 +40,13 @@ impl RowFilter {
         let Some(c) = sort else { return Ok(true) };
         let item = ItemRef::new(value)?;
         let fields = &table.schema().sort;
+        if let [f] = fields.as_slice() {
+            // One sort field (the common case): no vectors to build.
+            return Ok(match item.value(&f.name)? {
+                Some(v) => c.matches(table, &[&v]),
+                None => false,
+            });
+        }
         let mut vals: Vec<Value> = Vec::with_capacity(fields.len());
         for f in fields {
             match item.value(&f.name)? {

@@ -6,9 +6,11 @@
 //!
 //! ```text
 //! tables_prof --dir D [--parts P] [--per N] --phase load|get|query|range|scan --ops K [--typed]
+//!             [--cache-mb M] [--warm G]
 //! ```
 //! `--typed` uses the typed API (`put_as` / `get_as` / `query_as` / `scan_as` with `Row`)
-//! instead of `Item`s.
+//! instead of `Item`s. `--cache-mb` sets the block cache (default 64 MiB); `--warm G` runs G
+//! random gets first (as the benchmark's get phase does before its queries), not profiled.
 //! The database in `D` is built on first use and reused (delete `D` to rebuild); `load`
 //! always builds a fresh one in `D`.
 
@@ -160,8 +162,23 @@ fn prof_scan(t: &Table, typed: bool) -> usize {
     n
 }
 
-fn open(dir: &Path) -> (Db, Table) {
-    let db = Db::open_with(dir, DbOptions::default()).expect("open");
+/// Random point gets that fill the block cache (outside the profiled functions).
+#[inline(never)]
+fn warm(t: &Table, parts: usize, per: usize, ops: usize) {
+    let mut rng = Rng(77);
+    for _ in 0..ops {
+        let (p, s) = (rng.below(parts), rng.below(per));
+        let k = Key::new(vec![Value::from(user(p))], vec![Value::Int(s as i128)]);
+        t.get(&k).expect("get");
+    }
+}
+
+fn open(dir: &Path, cache_mb: Option<usize>) -> (Db, Table) {
+    let mut o = DbOptions::default();
+    if let Some(mb) = cache_mb {
+        o.block_cache_bytes = mb << 20;
+    }
+    let db = Db::open_with(dir, o).expect("open");
     let t = match db.table("items") {
         Ok(t) => t,
         Err(_) => db.create_table(schema()).expect("create"),
@@ -187,12 +204,19 @@ fn main() {
         let _ = std::fs::remove_dir_all(&dir);
     }
     let fresh = !dir.exists();
-    let (db, t) = open(&dir);
+    let cache_mb = arg("--cache-mb").map(|s| s.parse().expect("--cache-mb"));
+    let (db, t) = open(&dir, cache_mb);
     if fresh && phase != "load" {
         let t0 = Instant::now();
         prof_load(&db, &t, parts, per, false);
         db.compact().expect("compact");
         eprintln!("built {} items in {:?}", parts * per, t0.elapsed());
+    }
+    if let Some(w) = arg("--warm").map(|s| s.parse::<usize>().expect("--warm")) {
+        // As the `tables` benchmark's get phase before its queries (not profiled).
+        let t0 = Instant::now();
+        warm(&t, parts, per, w);
+        eprintln!("warmed with {w} gets in {:?}", t0.elapsed());
     }
     let t0 = Instant::now();
     let r = match phase.as_str() {

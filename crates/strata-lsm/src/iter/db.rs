@@ -121,23 +121,26 @@ impl<I: InternalIter> DbIter<I> {
     /// Forward: positions the inner iterator at the first key `>= key` that is also inside
     /// the lower bound.
     fn seek_forward(&mut self, key: Option<&[u8]>) -> Result<()> {
-        let (target, skip_eq) = match (&self.lo, key) {
-            (Bound::Included(l), k) if k.is_none_or(|k| k < l.as_slice()) => {
-                (Some(l.clone()), false)
+        let DbIter {
+            inner, lo: bound, ..
+        } = self;
+        let (target, skip_eq) = match (&*bound, key) {
+            (Bound::Included(b), k) if k.is_none_or(|k| k < b.as_slice()) => {
+                (Some(b.as_slice()), false)
             }
-            (Bound::Excluded(l), k) if k.is_none_or(|k| k <= l.as_slice()) => {
-                (Some(l.clone()), true)
+            (Bound::Excluded(b), k) if k.is_none_or(|k| k <= b.as_slice()) => {
+                (Some(b.as_slice()), true)
             }
-            (_, k) => (k.map(<[u8]>::to_vec), false),
+            (_, k) => (k, false),
         };
-        match &target {
+        match target {
             Some(t) => {
-                self.inner.seek(t)?;
-                if skip_eq && self.inner.valid() && self.inner.key() == t.as_slice() {
-                    self.inner.next()?;
+                inner.seek(t)?;
+                if skip_eq && inner.valid() && inner.key() == t {
+                    inner.next()?;
                 }
             }
-            None => self.inner.seek_to_first()?,
+            None => inner.seek_to_first()?,
         }
         Ok(())
     }
@@ -145,23 +148,26 @@ impl<I: InternalIter> DbIter<I> {
     /// Reverse: positions the inner iterator at the last key `<= key` that is also inside
     /// the upper bound.
     fn seek_reverse(&mut self, key: Option<&[u8]>) -> Result<()> {
-        let (target, skip_eq) = match (&self.hi, key) {
-            (Bound::Included(h), k) if k.is_none_or(|k| k > h.as_slice()) => {
-                (Some(h.clone()), false)
+        let DbIter {
+            inner, hi: bound, ..
+        } = self;
+        let (target, skip_eq) = match (&*bound, key) {
+            (Bound::Included(b), k) if k.is_none_or(|k| k > b.as_slice()) => {
+                (Some(b.as_slice()), false)
             }
-            (Bound::Excluded(h), k) if k.is_none_or(|k| k >= h.as_slice()) => {
-                (Some(h.clone()), true)
+            (Bound::Excluded(b), k) if k.is_none_or(|k| k >= b.as_slice()) => {
+                (Some(b.as_slice()), true)
             }
-            (_, k) => (k.map(<[u8]>::to_vec), false),
+            (_, k) => (k, false),
         };
-        match &target {
+        match target {
             Some(t) => {
-                self.inner.seek_for_prev(t)?;
-                if skip_eq && self.inner.valid() && self.inner.key() == t.as_slice() {
-                    self.inner.prev()?;
+                inner.seek_for_prev(t)?;
+                if skip_eq && inner.valid() && inner.key() == t {
+                    inner.prev()?;
                 }
             }
-            None => self.inner.seek_to_last()?,
+            None => inner.seek_to_last()?,
         }
         Ok(())
     }

@@ -41,9 +41,11 @@ enum Lazy {
     SeekForPrev,
 }
 
-/// A merge of ranked iterators (see the module documentation).
-pub struct MergingIter {
-    children: Vec<Box<dyn InternalIter>>,
+/// A merge of ranked iterators (see the module documentation). `I` is the children's type:
+/// boxed trait objects by default, or a concrete type (the engine's one-stripe stack, see
+/// [`crate::iter::StripeIter`]) so that calls into the children are static.
+pub struct MergingIter<I = Box<dyn InternalIter>> {
+    children: Vec<I>,
     state: Vec<State>,
     heap: Vec<u32>,
     dir: Dir,
@@ -59,22 +61,29 @@ pub struct MergingIter {
     positioned: usize,
 }
 
-impl MergingIter {
+/// The child whose bound (`f`) is the extreme one in the `want` direction; `None` when some
+/// child has no bound.
+fn pick<I: InternalIter>(
+    children: &[I],
+    f: impl Fn(&I) -> Option<&[u8]>,
+    want: Ordering,
+) -> Option<usize> {
+    let mut best: Option<usize> = None;
+    for (i, c) in children.iter().enumerate() {
+        let b = f(c)?;
+        if best.is_none_or(|j| f(&children[j]).is_some_and(|o| b.cmp(o) == want)) {
+            best = Some(i);
+        }
+    }
+    best
+}
+
+impl<I: InternalIter> MergingIter<I> {
     /// Merges `children`; the index of a child is its rank (lower = newer).
-    pub fn new(children: Vec<Box<dyn InternalIter>>) -> MergingIter {
+    pub fn new(children: Vec<I>) -> MergingIter<I> {
         let n = children.len();
-        let pick = |f: &dyn Fn(&dyn InternalIter) -> Option<&[u8]>, want: Ordering| {
-            let mut best: Option<usize> = None;
-            for (i, c) in children.iter().enumerate() {
-                let b = f(c.as_ref())?;
-                if best.is_none_or(|j| f(children[j].as_ref()).is_some_and(|o| b.cmp(o) == want)) {
-                    best = Some(i);
-                }
-            }
-            best
-        };
-        let lo_child = pick(&|c| c.smallest(), Ordering::Less);
-        let hi_child = pick(&|c| c.largest(), Ordering::Greater);
+        let lo_child = pick(&children, |c| c.smallest(), Ordering::Less);
+        let hi_child = pick(&children, |c| c.largest(), Ordering::Greater);
         MergingIter {
             children,
             state: vec![State::Out; n],
@@ -367,7 +376,7 @@ impl MergingIter {
     }
 }
 
-impl InternalIter for MergingIter {
+impl<I: InternalIter> InternalIter for MergingIter<I> {
     fn valid(&self) -> bool {
         !self.heap.is_empty()
     }

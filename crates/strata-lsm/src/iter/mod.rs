@@ -7,6 +7,7 @@
 //! | level | [`LevelIter`] | the sorted, disjoint files of one level |
 //! | memtable | [`crate::memtable::MemIter`] | one memtable at a snapshot |
 //! | merge | [`MergingIter`] | any of the above, newest first; lazily positioned |
+//! | stripe | [`StripeIter`] | one stripe's sources as concrete types (no virtual calls) |
 //! | database | [`DbIter`] | a merge, within a key range, tombstones hidden |
 //!
 //! Every layer implements [`InternalIter`]: `seek`/`seek_for_prev`/`seek_to_first`/
@@ -19,11 +20,13 @@ mod db;
 mod legacy;
 mod level;
 mod merge;
+mod stripe;
 
 pub use db::{before_lo, past_hi, DbIter};
 pub use legacy::{Entry, LevelSource, MemSource, MergeIter, Source, TableIter};
 pub use level::LevelIter;
 pub use merge::MergingIter;
+pub use stripe::{SourceIter, StripeIter};
 
 use crate::error::Result;
 

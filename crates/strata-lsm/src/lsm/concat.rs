@@ -10,7 +10,7 @@ use std::sync::Arc;
 use super::snapshot::StripeView;
 use crate::engine::KeyRange;
 use crate::error::Result;
-use crate::iter::{before_lo, past_hi, InternalIter};
+use crate::iter::{before_lo, past_hi, InternalIter, StripeIter};
 use crate::partition::{Place, StripeSpan};
 
 /// The open stripe: its iterator, clamped to the keys of the range that live in it.
@@ -18,7 +18,7 @@ struct Piece {
     stripe: u32,
     lo: Bound<Vec<u8>>,
     hi: Bound<Vec<u8>>,
-    it: Box<dyn InternalIter>,
+    it: StripeIter,
     /// The iterator stands at a key inside `[lo, hi]`.
     ok: bool,
 }

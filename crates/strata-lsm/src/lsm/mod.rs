@@ -267,10 +267,7 @@ impl Engine for LsmEngine {
 
     fn cursor(&self, range: KeyRange, direction: Direction) -> Result<Box<dyn Cursor>> {
         self.inner.check_open()?;
-        let only = self.inner.stripes_of(&range);
-        Ok(Box::new(
-            self.inner.snapshot_of(only).db_iter(range, direction)?,
-        ))
+        self.inner.cursor(range, direction)
     }
 
     fn flush(&self) -> Result<()> {

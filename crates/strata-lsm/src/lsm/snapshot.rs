@@ -7,8 +7,11 @@
 //! - a [`ConcatIter`] when the partitioner lays the range's stripes out in key order
 //!   ([`crate::Partitioner::stripe_span`], Strata's tables): the stripes read one after
 //!   another, only the current one open;
-//! - else a merge of one [`StripeIter`] per stripe, each built only when the merge first
+//! - else a merge of one [`LazyStripe`] per stripe, each built only when the merge first
 //!   positions it.
+//!
+//! The one-stripe stack is made of concrete types ([`StripeIter`]), and so is each of the
+//! three plans: a cursor's only virtual call is the [`Cursor`] call itself.
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -18,8 +21,9 @@ use super::inner::Inner;
 use super::version::{lookup_version_hashed, overlaps_range, StripeVersion};
 use crate::engine::{Cursor, CursorPairs, Direction, KeyRange, KvIter, Snapshot};
 use crate::error::{Error, Result};
-use crate::iter::{DbIter, InternalIter, LevelIter, MergingIter};
+use crate::iter::{DbIter, InternalIter, LevelIter, MergingIter, SourceIter, StripeIter};
 use crate::memtable::Memtable;
+use crate::partition::StripeSpan;
 use crate::sst::bloom::key_hash;
 use crate::sst::iter::SstIter;
 use crate::sync::read;
@@ -43,6 +47,47 @@ impl Inner {
             )
         };
         view.get(key, seq)
+    }
+
+    /// The view of stripe `s` now, and the visible sequence.
+    fn view_now(&self, s: usize) -> (StripeView, u64) {
+        let st = read(&self.state);
+        let seq = self.visible.load(Ordering::Acquire);
+        (
+            StripeView {
+                stripe: s,
+                active: Arc::clone(&st.active[s]),
+                frozen: st.frozen.as_ref().map(|f| Arc::clone(&f.mems[s])),
+                version: Arc::clone(&st.versions[s]),
+            },
+            seq,
+        )
+    }
+
+    /// A positioned cursor over `range` on a snapshot taken now. A range inside one stripe (a
+    /// table Query) reads that stripe's sources directly: no snapshot of the other stripes,
+    /// and the partitioner works out the stripes once.
+    pub fn cursor(
+        self: &Arc<Self>,
+        range: KeyRange,
+        direction: Direction,
+    ) -> Result<Box<dyn Cursor>> {
+        let span = self.stripe_span(&range);
+        let only = match &span {
+            Some(sp) if sp.first == sp.last => Some(sp.first as usize),
+            Some(_) => None,
+            None => self.single_stripe(&range),
+        };
+        if let Some(s) = only {
+            let (view, seq) = self.view_now(s);
+            return positioned(view.iter(&range, seq), range, direction);
+        }
+        let stripes = span
+            .as_ref()
+            .map(|sp| (sp.first as usize, sp.last as usize));
+        let snap = self.snapshot_of(stripes);
+        let plan = snap.plan_with(&range, span)?;
+        snap.start(plan, range, direction)
     }
 
     /// A snapshot of every stripe, or only of stripes `first..=last`.
@@ -90,22 +135,21 @@ impl StripeView {
         Ok(lookup_version_hashed(&self.version, key, hash)?.flatten())
     }
 
-    /// The merge of this stripe's sources that can hold keys of `range`, newest first (the
-    /// source itself when there is only one).
-    pub(super) fn iter(&self, range: &KeyRange, seq: u64) -> Box<dyn InternalIter> {
+    /// The sources of this stripe that can hold keys of `range`, newest first, as one
+    /// iterator (the source itself when there is only one).
+    pub(super) fn iter(&self, range: &KeyRange, seq: u64) -> StripeIter {
         let (lo, hi) = (&range.start, &range.end);
         let v = &self.version;
-        let mut c: Vec<Box<dyn InternalIter>> =
-            Vec::with_capacity(2 + v.levels.len() + v.levels[0].len());
+        let mut c: Vec<SourceIter> = Vec::with_capacity(2 + v.levels.len() + v.levels[0].len());
         if !self.active.is_empty() {
-            c.push(Box::new(self.active.iter(seq)));
+            c.push(SourceIter::Mem(self.active.iter(seq)));
         }
         if let Some(f) = self.frozen.as_ref().filter(|f| !f.is_empty()) {
-            c.push(Box::new(f.iter(u64::MAX)));
+            c.push(SourceIter::Mem(f.iter(u64::MAX)));
         }
         for t in &v.levels[0] {
             if overlaps_range(t, lo, hi) {
-                c.push(Box::new(SstIter::new(Arc::clone(t))));
+                c.push(SourceIter::Sst(SstIter::new(Arc::clone(t))));
             }
         }
         for level in &v.levels[1..] {
@@ -115,36 +159,31 @@ impl StripeView {
                 .cloned()
                 .collect();
             if !files.is_empty() {
-                c.push(Box::new(LevelIter::new(files)));
+                c.push(SourceIter::Level(LevelIter::new(files)));
             }
         }
-        if c.len() == 1 {
-            if let Some(only) = c.pop() {
-                return only;
-            }
-        }
-        Box::new(MergingIter::new(c))
+        StripeIter::new(c)
     }
 }
 
-/// One stripe of a cross-stripe cursor: its merge is built the first time it is positioned
-/// (a merge that can rule the stripe out by its bounds never builds it).
-struct StripeIter {
+/// One stripe of a cross-stripe cursor: its sources are gathered the first time it is
+/// positioned (a merge that can rule the stripe out by its bounds never gathers them).
+struct LazyStripe {
     views: Arc<[StripeView]>,
     index: usize,
     seq: u64,
     range: Arc<KeyRange>,
-    it: Option<Box<dyn InternalIter>>,
+    it: Option<StripeIter>,
 }
 
-impl StripeIter {
-    fn built(&mut self) -> &mut Box<dyn InternalIter> {
+impl LazyStripe {
+    fn built(&mut self) -> &mut StripeIter {
         let (views, index, range, seq) = (&self.views, self.index, &self.range, self.seq);
         self.it.get_or_insert_with(|| views[index].iter(range, seq))
     }
 }
 
-impl InternalIter for StripeIter {
+impl InternalIter for LazyStripe {
     fn valid(&self) -> bool {
         self.it.as_ref().is_some_and(|i| i.valid())
     }
@@ -180,6 +219,30 @@ impl InternalIter for StripeIter {
     }
 }
 
+/// How a cursor reads its range: each kind is a concrete iterator type, so a cursor makes one
+/// virtual call (its own) per step.
+// One per cursor, moved once into it: boxing the large variant would cost an allocation.
+#[allow(clippy::large_enum_variant)]
+enum Plan {
+    /// The range lies in one stripe.
+    Stripe(StripeIter),
+    /// The stripes lie one after another in key order (tables).
+    Concat(ConcatIter),
+    /// A merge of every stripe, each gathered when first positioned.
+    Cross(MergingIter<LazyStripe>),
+}
+
+/// A database iterator over `it`, positioned at the start of `range`.
+fn positioned<I: InternalIter + 'static>(
+    it: I,
+    range: KeyRange,
+    direction: Direction,
+) -> Result<Box<dyn Cursor>> {
+    let mut c = DbIter::new(it, range, direction);
+    c.rewind()?;
+    Ok(Box::new(c))
+}
+
 /// A consistent view: the memtables and files of every stripe, and the visible sequence.
 pub(super) struct LsmSnapshot {
     inner: Arc<Inner>,
@@ -200,17 +263,24 @@ impl LsmSnapshot {
             .filter(|v| v.stripe == s)
     }
 
-    /// The entries of `range` (tombstones included) as one internal iterator.
-    fn internal(&self, range: &KeyRange) -> Result<Box<dyn InternalIter>> {
-        if let Some(span) = self.inner.stripe_span(range) {
+    /// The entries of `range` (tombstones included): how they are read.
+    fn plan(&self, range: &KeyRange) -> Result<Plan> {
+        self.plan_with(range, self.inner.stripe_span(range))
+    }
+
+    /// [`LsmSnapshot::plan`] with the range's stripe span already worked out.
+    fn plan_with(&self, range: &KeyRange, span: Option<StripeSpan>) -> Result<Plan> {
+        if let Some(span) = span {
             let (first, last) = (span.first as usize, span.last as usize);
             if self.view(first).is_none() || self.view(last).is_none() {
                 return Err(outside());
             }
             if first == last {
-                return Ok(self.views[first - self.base].iter(range, self.seq));
+                return Ok(Plan::Stripe(
+                    self.views[first - self.base].iter(range, self.seq),
+                ));
             }
-            return Ok(Box::new(ConcatIter::new(
+            return Ok(Plan::Concat(ConcatIter::new(
                 Arc::clone(&self.views),
                 self.base as u32,
                 self.seq,
@@ -224,11 +294,11 @@ impl LsmSnapshot {
                     "range outside the snapshot's partition".into(),
                 ));
             };
-            return Ok(v.iter(range, self.seq));
+            return Ok(Plan::Stripe(v.iter(range, self.seq)));
         }
         if self.inner.stripes == 1 {
             if let Some(v) = self.views.first() {
-                return Ok(v.iter(range, self.seq));
+                return Ok(Plan::Stripe(v.iter(range, self.seq)));
             }
         }
         if self.views.len() != self.inner.stripes as usize {
@@ -236,25 +306,30 @@ impl LsmSnapshot {
         }
         let shared = Arc::new(range.clone());
         let children = (0..self.views.len())
-            .map(|index| {
-                Box::new(StripeIter {
-                    views: Arc::clone(&self.views),
-                    index,
-                    seq: self.seq,
-                    range: Arc::clone(&shared),
-                    it: None,
-                }) as Box<dyn InternalIter>
+            .map(|index| LazyStripe {
+                views: Arc::clone(&self.views),
+                index,
+                seq: self.seq,
+                range: Arc::clone(&shared),
+                it: None,
             })
             .collect();
-        Ok(Box::new(MergingIter::new(children)))
+        Ok(Plan::Cross(MergingIter::new(children)))
     }
 
     /// A positioned cursor over `range` that owns what it reads.
-    pub(super) fn db_iter(&self, range: KeyRange, direction: Direction) -> Result<DbIter> {
-        let it = self.internal(&range)?;
-        let mut c = DbIter::new(it, range, direction);
-        c.rewind()?;
-        Ok(c)
+    pub(super) fn db_iter(&self, range: KeyRange, direction: Direction) -> Result<Box<dyn Cursor>> {
+        let plan = self.plan(&range)?;
+        self.start(plan, range, direction)
+    }
+
+    /// The cursor of a plan, positioned.
+    fn start(&self, plan: Plan, range: KeyRange, direction: Direction) -> Result<Box<dyn Cursor>> {
+        match plan {
+            Plan::Stripe(it) => positioned(it, range, direction),
+            Plan::Concat(it) => positioned(it, range, direction),
+            Plan::Cross(it) => positioned(it, range, direction),
+        }
     }
 }
 
@@ -274,6 +349,6 @@ impl Snapshot for LsmSnapshot {
     }
 
     fn cursor(&self, range: KeyRange, direction: Direction) -> Result<Box<dyn Cursor + '_>> {
-        Ok(Box::new(self.db_iter(range, direction)?))
+        self.db_iter(range, direction)
     }
 }
