@@ -1,4 +1,4 @@
-//! SST block and index decoding on arbitrary bytes: never panics, and the block iterator
+//! SST block, point index and index decoding on arbitrary bytes: never panics, and the block iterator
 //! survives any sequence of seeks and steps (both directions) without panicking or hanging.
 #![no_main]
 
@@ -25,6 +25,11 @@ fuzz_target!(|data: &[u8]| {
         let mut k = Vec::new();
         let _ = b.seek(t, &mut k);
         let _ = b.restart_before(t);
+        let _ = b.get(t);
+        // The point index built from the same (damaged) bytes never panics either.
+        if let Some(pi) = strata_lsm::sst::point::PointIndex::build(&b) {
+            let _ = pi.get(&b, t);
+        }
         let _ = decode_index(&b);
         // The seek target's bytes also drive an operation sequence.
         let mut it = BlockIter::new(b);

@@ -765,6 +765,14 @@ mod tests {
                     }
                 }
                 let _ = b.get(b"");
+                // The point index of a damaged block: built or not, it never panics.
+                if let Some(pi) = super::super::point::PointIndex::build(&b) {
+                    for op in &ops {
+                        if let crate::iter::testing::Op::Seek(t) = op {
+                            let _ = pi.get(&b, t);
+                        }
+                    }
+                }
                 let mut it = BlockAsInternal(BlockIter::new(b));
                 for op in &ops {
                     let _ = crate::iter::testing::apply(&mut it, op);
