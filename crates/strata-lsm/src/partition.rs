@@ -109,6 +109,9 @@ impl Partitioner {
         let stripes = stripes.max(1);
         match self {
             Partitioner::NativeTupleHash(n) => {
+                if let Some(s) = hash_stripe_fast(key, *n as usize - 1, stripes) {
+                    return s;
+                }
                 match strata_key::codec::native::prefix_len(key, *n as usize - 1) {
                     Some(p) => hashed_stripe(&key[p.min(key.len())..], stripes),
                     None => 0,
@@ -269,6 +272,23 @@ fn hashed_stripe(r: &[u8], stripes: u32) -> u32 {
     }
 }
 
+/// The stripe of a `native-hash` key whose first `outer` elements and hash element are all
+/// ascending integers (every table key: `(id, h, …)`), with `h` in `0..65536`: then
+/// `(h × stripes) >> 16`, read with one integer decode per element instead of decoding the
+/// prefix and a binary search over the hash encodings. `None` for any other key (the general
+/// path answers; both agree wherever this one answers, see the tests).
+#[inline]
+fn hash_stripe_fast(key: &[u8], outer: usize, stripes: u32) -> Option<u32> {
+    let mut at = 0;
+    for _ in 0..outer {
+        let (_, len) = strata_key::codec::native::int_prefix(key.get(at..)?)?;
+        at += len;
+    }
+    let (h, _) = strata_key::codec::native::int_prefix(key.get(at..)?)?;
+    let h = u64::try_from(h).ok().filter(|h| *h < HASH_SPACE)?;
+    Some(((h * stripes as u64) >> 16) as u32)
+}
+
 /// [`hashed_stripe`] by its definition (the last `s` with `B(s) <= r`), for tests.
 #[cfg(test)]
 fn hashed_stripe_by_bounds(r: &[u8], stripes: u32) -> u32 {
@@ -358,6 +378,7 @@ impl std::str::FromStr for Partitioner {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::strategy::Strategy as _;
     use strata_key::codec::native::NativeCodec;
     use strata_key::{TupleCodec, Value};
 
@@ -535,7 +556,68 @@ mod tests {
         ]
     }
 
+    /// The general path of [`Partitioner::stripe`] for `native-hash:N` (no fast path).
+    fn stripe_by_search(key: &[u8], n: usize, stripes: u32) -> u32 {
+        match strata_key::codec::native::prefix_len(key, n - 1) {
+            Some(p) => hashed_stripe(&key[p.min(key.len())..], stripes),
+            None => 0,
+        }
+    }
+
+    /// The fast path and the search agree for every hash value, at both ends of the key space
+    /// of table ids, for stripe counts that divide 65536 and ones that do not.
+    #[test]
+    fn stripe_fast_path_agrees_for_every_hash() {
+        for id in [1i128, 23, 24, 1_000_000] {
+            for h in 0..HASH_SPACE as i128 {
+                let k = enc(&[Value::Int(id), Value::Int(h), Value::from("p")]);
+                for stripes in [256, 3] {
+                    let p = Partitioner::NativeTupleHash(2);
+                    assert_eq!(
+                        p.stripe(&k, stripes),
+                        stripe_by_search(&k, 2, stripes),
+                        "{id} {h}"
+                    );
+                }
+            }
+        }
+    }
+
     proptest::proptest! {
+        /// The integer fast path of the stripe choice answers exactly like the search over the
+        /// hash encodings: table keys of 1 to 3 outer elements with any hash value (inside and
+        /// outside `0..65536`, negative), other kinds, cut keys and raw bytes.
+        #[test]
+        fn stripe_fast_path_agrees_with_the_search(
+            outer in proptest::collection::vec(
+                proptest::prop_oneof![
+                    (0i128..1_000_000).prop_map(Value::Int),
+                    (-5i128..0).prop_map(Value::Int),
+                    proptest::prelude::Just(Value::from("t")),
+                ],
+                0..3,
+            ),
+            h in proptest::prop_oneof![0i128..65536, -300i128..70000, proptest::prelude::any::<i64>().prop_map(i128::from)],
+            tail in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..6),
+            cut in proptest::prelude::any::<proptest::sample::Index>(),
+            raw in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..8),
+            stripes in proptest::prop_oneof![1u32..9, proptest::prelude::Just(256u32)],
+        ) {
+            let n = outer.len() + 1;
+            let p = Partitioner::NativeTupleHash(n as u32);
+            let mut vals = outer.clone();
+            vals.push(Value::Int(h));
+            let mut k = enc(&vals);
+            k.extend_from_slice(&tail);
+            proptest::prop_assert_eq!(p.stripe(&k, stripes), stripe_by_search(&k, n, stripes));
+            let c = &k[..cut.index(k.len() + 1)];
+            proptest::prop_assert_eq!(p.stripe(c, stripes), stripe_by_search(c, n, stripes));
+            proptest::prop_assert_eq!(p.stripe(&raw, stripes), stripe_by_search(&raw, n, stripes));
+            if (0..65536).contains(&h) && outer.iter().all(|v| matches!(v, Value::Int(_))) {
+                proptest::prop_assert_eq!(p.stripe(&k, stripes), ((h as u64 * stripes as u64) >> 16) as u32);
+            }
+        }
+
         /// Under one prefix, stripes never decrease in key order, every key lies in its
         /// stripe's piece, and the pieces are consecutive.
         #[test]
@@ -556,6 +638,7 @@ mod tests {
                 proptest::prop_assert_eq!(span.place(k), Place::In(s));
                 let rest = &k[span.prefix.len()..];
                 proptest::prop_assert_eq!(hashed_stripe(rest, stripes), hashed_stripe_by_bounds(rest, stripes));
+                proptest::prop_assert_eq!(s, hashed_stripe(rest, stripes));
             }
             for s in 1..stripes {
                 proptest::prop_assert_eq!(&span.piece(s - 1).end, &match span.piece(s).start {

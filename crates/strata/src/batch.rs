@@ -37,7 +37,7 @@ impl Batch {
 
     /// Adds a put (replace) of `item` into `table`.
     pub fn put(&mut self, table: &Table, item: &Item) -> Result<&mut Batch> {
-        let (_, k, v) = table.encode_item(item)?;
+        let (k, v) = table.encode_item(item)?;
         self.inner.put(k, v);
         self.touch(table);
         Ok(self)
@@ -49,7 +49,7 @@ impl Batch {
         table: &Table,
         value: &T,
     ) -> Result<&mut Batch> {
-        let (_, k, v) = table.encode_value(value)?;
+        let (k, v) = table.encode_value(value)?;
         self.inner.put(k, v);
         self.touch(table);
         Ok(self)
@@ -57,7 +57,7 @@ impl Batch {
 
     /// Adds a put that requires that no item with the same key exists.
     pub fn put_if_not_exists(&mut self, table: &Table, item: &Item) -> Result<&mut Batch> {
-        let (key, k, v) = table.encode_item(item)?;
+        let (key, k, v) = table.encode_item_keyed(item)?;
         self.inner.require(Condition::Absent(k.clone()));
         self.conditions.push((
             table.name().to_owned(),
@@ -214,7 +214,7 @@ impl Transaction<'_> {
 
     /// Buffers a put.
     pub fn put(&mut self, table: &Table, item: &Item) -> Result<()> {
-        let (_, k, v) = table.encode_item(item)?;
+        let (k, v) = table.encode_item(item)?;
         self.touch(table);
         self.writes.insert(k, Some(v));
         Ok(())

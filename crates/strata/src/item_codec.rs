@@ -94,8 +94,15 @@ pub(crate) fn unzigzag(u: u128) -> i128 {
     ((u >> 1) as i128) ^ -((u & 1) as i128)
 }
 
+#[inline]
 pub(crate) fn put_bytes(out: &mut Vec<u8>, b: &[u8]) {
-    put_varint(out, b.len() as u128);
+    if b.len() < 0x80 {
+        // Names and short texts: a one-byte length.
+        out.reserve(1 + b.len());
+        out.push(b.len() as u8);
+    } else {
+        put_varint(out, b.len() as u128);
+    }
     out.extend_from_slice(b);
 }
 
@@ -214,10 +221,14 @@ pub(crate) struct Reader<'a> {
 }
 
 impl<'a> Reader<'a> {
+    #[cold]
+    #[inline(never)]
     pub(crate) fn err(&self, reason: impl Into<String>) -> Error {
         self.err_at(self.pos, reason)
     }
 
+    #[cold]
+    #[inline(never)]
     pub(crate) fn err_at(&self, offset: usize, reason: impl Into<String>) -> Error {
         Error::Corrupt {
             what: "item".into(),
@@ -226,13 +237,15 @@ impl<'a> Reader<'a> {
         }
     }
 
+    #[inline]
     pub(crate) fn byte(&mut self) -> Result<u8, Error> {
-        let b = *self
-            .buf
-            .get(self.pos)
-            .ok_or_else(|| self.err("unexpected end"))?;
-        self.pos += 1;
-        Ok(b)
+        match self.buf.get(self.pos) {
+            Some(&b) => {
+                self.pos += 1;
+                Ok(b)
+            }
+            None => Err(self.err("unexpected end")),
+        }
     }
 
     #[inline]
@@ -533,6 +546,53 @@ impl<'a> ItemRef<'a> {
             }
         }
         Ok(None)
+    }
+}
+
+/// A top-level attribute of a stored item, read at the byte offset of its tag (as the
+/// serializer recorded it for a typed put's key attributes).
+#[derive(Debug)]
+pub(crate) enum KeyAttr<'a> {
+    /// A text, borrowed.
+    Text(&'a str),
+    /// An integer.
+    Int(i128),
+    /// A byte string, borrowed.
+    Bytes(&'a [u8]),
+    /// Any other scalar.
+    Value(Value),
+    /// A list, map or set: its type name.
+    Nested(&'static str),
+}
+
+/// The attribute whose tag is at `pos` of `bytes` (see [`KeyAttr`]): text, integers and bytes
+/// without building a [`Value`], other scalars decoded as [`ItemRef::attr`] decodes them.
+pub(crate) fn key_attr_at(bytes: &[u8], pos: usize) -> Result<KeyAttr<'_>, Error> {
+    let mut r = Reader { buf: bytes, pos };
+    match bytes.get(pos) {
+        Some(&T_TEXT) => {
+            r.pos += 1;
+            let n = r.count()?;
+            let at = r.pos;
+            let raw = r.take(n)?;
+            match utf8(raw) {
+                Some(s) => Ok(KeyAttr::Text(s)),
+                None => Err(r.err_at(at, "text is not valid UTF-8")),
+            }
+        }
+        Some(&T_INT) => {
+            r.pos += 1;
+            Ok(KeyAttr::Int(unzigzag(r.varint()?)))
+        }
+        Some(&T_BYTES) => {
+            r.pos += 1;
+            let n = r.count()?;
+            Ok(KeyAttr::Bytes(r.take(n)?))
+        }
+        Some(&T_LIST) => Ok(KeyAttr::Nested("list")),
+        Some(&T_MAP) => Ok(KeyAttr::Nested("map")),
+        Some(&T_SET) => Ok(KeyAttr::Nested("set")),
+        _ => r.value(1).map(KeyAttr::Value),
     }
 }
 

@@ -80,6 +80,8 @@ pub fn catalog_prefix(kind: &str) -> Result<Vec<u8>> {
 pub struct KeyLayout {
     table: String,
     id: u64,
+    /// The native encoding of `id` (the first element of every key of the table).
+    id_bytes: Vec<u8>,
     /// Orders of the whole key: id, h, partition fields, sort fields.
     codec: NativeCodec,
     /// Orders of the partition fields alone (for `h`).
@@ -93,9 +95,12 @@ impl KeyLayout {
         let mut all = vec![Order::default(), Order::default()];
         all.extend(part.iter().copied());
         all.extend(schema.sort.iter().map(|f| f.codec_order()));
+        let mut id_bytes = Vec::with_capacity(9);
+        strata_key::codec::native::encode_int_element(id as i128, Order::default(), &mut id_bytes);
         KeyLayout {
             table: schema.name.clone(),
             id,
+            id_bytes,
             codec: NativeCodec::with_orders(all),
             partition_codec: NativeCodec::with_orders(part),
         }
@@ -142,6 +147,19 @@ impl KeyLayout {
         self.key(h, partition, sort)
     }
 
+    /// A whole item key to be built field by field (see [`KeyBuilder`]); `hint` is the
+    /// expected length of the encoded fields.
+    pub(crate) fn builder(&self, hint: usize) -> KeyBuilder<'_> {
+        let gap = self.id_bytes.len() + MAX_HASH_LEN;
+        let mut out = Vec::with_capacity(gap + hint);
+        out.resize(gap, 0);
+        KeyBuilder {
+            layout: self,
+            out,
+            n: 0,
+        }
+    }
+
     /// Encoding of `(id)`: the prefix of every key of the table.
     pub fn table_prefix(&self) -> Result<Vec<u8>> {
         self.codec
@@ -154,6 +172,87 @@ impl KeyLayout {
         self.codec
             .encode(&[Value::Int(self.id as i128), Value::Int(h as i128)])
             .map_err(|e| self.enc_err(e))
+    }
+}
+
+/// Longest native encoding of a partition hash `h < 65536` (3 bytes from 8152 on).
+const MAX_HASH_LEN: usize = 3;
+
+/// A whole item key `(id, h, partition…, sort…)` being built, with the partition fields
+/// encoded once for both the hash and the key: the fields go after a gap for `id` and `h`,
+/// `h` is the crc32 of the partition fields' bytes as they lie there (the same bytes as
+/// [`KeyLayout::partition_hash`] hashes: each element is encoded on its own, with its order),
+/// and [`KeyBuilder::finish`] writes `id` and `h` right before the fields and drops what is
+/// left of the gap. The result is byte for byte [`KeyLayout::item_key`] (tested against it in
+/// `table::tests::typed_keys_are_item_keys`).
+pub(crate) struct KeyBuilder<'l> {
+    layout: &'l KeyLayout,
+    out: Vec<u8>,
+    /// Key fields appended so far.
+    n: usize,
+}
+
+impl KeyBuilder<'_> {
+    fn order(&self) -> Order {
+        self.layout
+            .codec
+            .orders()
+            .get(2 + self.n)
+            .copied()
+            .unwrap_or_default()
+    }
+
+    fn gap(&self) -> usize {
+        self.layout.id_bytes.len() + MAX_HASH_LEN
+    }
+
+    /// Appends the next key field.
+    pub(crate) fn value(&mut self, v: &Value) -> Result<()> {
+        let order = self.order();
+        NativeCodec::encode_element(v, order, &mut self.out).map_err(|e| self.layout.enc_err(e))?;
+        self.n += 1;
+        Ok(())
+    }
+
+    /// Appends the next key field, a text (the bytes of [`Self::value`] of `Value::Text`).
+    pub(crate) fn text(&mut self, s: &str) {
+        let order = self.order();
+        native::encode_text_element(s, order, &mut self.out);
+        self.n += 1;
+    }
+
+    /// Appends the next key field, an integer.
+    pub(crate) fn int(&mut self, i: i128) {
+        let order = self.order();
+        native::encode_int_element(i, order, &mut self.out);
+        self.n += 1;
+    }
+
+    /// Appends the next key field, a byte string.
+    pub(crate) fn bytes(&mut self, b: &[u8]) {
+        let order = self.order();
+        native::encode_bytes_element(b, order, &mut self.out);
+        self.n += 1;
+    }
+
+    /// `h` of the fields appended so far: call it after the partition fields, before the sort
+    /// fields.
+    pub(crate) fn hash(&self) -> u16 {
+        (crc32fast::hash(&self.out[self.gap()..]) >> 16) as u16
+    }
+
+    /// The key, with `h` from [`Self::hash`].
+    pub(crate) fn finish(mut self, h: u16) -> Vec<u8> {
+        let (hb, hl) = native::int_bytes(i64::from(h));
+        let gap = self.gap();
+        let idl = self.layout.id_bytes.len();
+        let start = gap - hl - idl;
+        self.out[start..start + idl].copy_from_slice(&self.layout.id_bytes);
+        self.out[start + idl..gap].copy_from_slice(&hb[..hl]);
+        if start > 0 {
+            self.out.drain(..start);
+        }
+        self.out
     }
 }
 

@@ -5,15 +5,16 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use strata_key::codec::native::NativeCodec;
-use strata_key::{Tuple, TupleCodec, Value};
+use strata_key::{Kind, Tuple, TupleCodec, Value};
 use strata_lsm::{Condition, WriteBatch};
 
 use crate::db::{Inner, TableDef};
 use crate::error::{Error, Result};
 use crate::item::{Attr, Item};
-use crate::item_codec::{decode_item, encode_item, ItemRef};
-use crate::item_serde::{from_item_bytes, to_item_bytes};
-use crate::schema::{KeyField, TableSchema};
+use crate::item_codec::{decode_item, encode_item, key_attr_at, ItemRef, KeyAttr};
+use crate::item_serde::from_item_bytes;
+use crate::item_serde::{to_item_bytes_keyed, KeySpots};
+use crate::schema::{KeyField, TableSchema, MAX_KEY_FIELDS};
 
 /// The key of an item: the partition values, then the sort values, in schema order.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -272,36 +273,133 @@ impl Table {
 
     pub(crate) fn encode_key(&self, key: &Key) -> Result<EncodedKey> {
         self.check_key(key)?;
-        let h = self.def.layout.partition_hash(&key.partition)?;
         Ok(EncodedKey {
-            bytes: self.def.layout.item_key(h, &key.partition, &key.sort)?,
+            bytes: self.key_bytes(&key.partition, &key.sort)?,
         })
+    }
+
+    /// The engine key of checked key values, the partition encoded once for both its hash
+    /// and the key (the bytes of `layout.item_key(layout.partition_hash(partition), …)`).
+    fn key_bytes<'v>(
+        &self,
+        partition: impl IntoIterator<Item = &'v Value>,
+        sort: impl IntoIterator<Item = &'v Value>,
+    ) -> Result<Vec<u8>> {
+        let mut b = self.def.layout.builder(32);
+        for v in partition {
+            b.value(v)?;
+        }
+        let h = b.hash();
+        for v in sort {
+            b.value(v)?;
+        }
+        Ok(b.finish(h))
     }
 
     /// Encoded key and value of an item.
     /// Bytes the item takes in a batch (its encoded key and value), to size batches against
     /// the engine's [`strata_lsm::BatchLimits`].
     pub fn encoded_len(&self, item: &Item) -> Result<usize> {
-        let (_, k, v) = self.encode_item(item)?;
+        let (k, v) = self.encode_item(item)?;
         Ok(k.len() + v.len())
     }
 
-    pub(crate) fn encode_item(&self, item: &Item) -> Result<(Key, Vec<u8>, Vec<u8>)> {
+    /// Encoded key and value of an item: the key attributes are checked (all of them, in
+    /// schema order, before anything is encoded) and encoded where they lie in the item,
+    /// without copying them into a [`Key`].
+    pub(crate) fn encode_item(&self, item: &Item) -> Result<(Vec<u8>, Vec<u8>)> {
+        let s = &self.def.schema;
+        let mut vals: [&Value; MAX_KEY_FIELDS] = [&Value::Null; MAX_KEY_FIELDS];
+        let n = s.partition.len() + s.sort.len();
+        for (slot, f) in vals.iter_mut().zip(s.key_fields()) {
+            *slot = self.field_value(f, item)?;
+        }
+        let np = s.partition.len();
+        let k = self.key_bytes(vals[..np].iter().copied(), vals[np..n].iter().copied())?;
+        let v = encode_item(item).map_err(|e| Error::invalid(self.name(), e.to_string()))?;
+        Ok((k, v))
+    }
+
+    /// Encoded key and value of an item, and its [`Key`] (for messages that name it).
+    pub(crate) fn encode_item_keyed(&self, item: &Item) -> Result<(Key, Vec<u8>, Vec<u8>)> {
         let key = self.key_of(item)?;
         let k = self.encode_key(&key)?.bytes;
         let v = encode_item(item).map_err(|e| Error::invalid(self.name(), e.to_string()))?;
         Ok((key, k, v))
     }
 
-    /// Encoded key and value of a value of the caller's type (see [`crate::item_serde`]): the
-    /// key attributes are read back from the encoded item, so the key is exactly the one
-    /// [`Table::key_of`] gives for the equivalent [`Item`].
+    /// Encoded key and value of a value of the caller's type (see [`crate::item_serde`]). The
+    /// serializer records where the key attributes lie in the bytes it writes, and the key is
+    /// built from those bytes: exactly the key [`Table::key_of`] gives for the equivalent
+    /// [`Item`] (property-tested in `typed_keys_are_item_keys`).
     pub(crate) fn encode_value<T: serde::Serialize + ?Sized>(
         &self,
         value: &T,
-    ) -> Result<(Key, Vec<u8>, Vec<u8>)> {
-        let v = to_item_bytes(value).map_err(|e| Error::invalid(self.name(), e.to_string()))?;
-        let item = ItemRef::new(&v)?;
+    ) -> Result<(Vec<u8>, Vec<u8>)> {
+        let s = &self.def.schema;
+        let mut spots = KeySpots::new(&s.partition, &s.sort);
+        let v = to_item_bytes_keyed(value, &mut spots)
+            .map_err(|e| Error::invalid(self.name(), e.to_string()))?;
+        if !spots.done {
+            // Not written as a struct or map at the top (an enum variant with data): look the
+            // key attributes up in the bytes.
+            let k = self.key_from_item_bytes(&v)?;
+            return Ok((k, v));
+        }
+        // One pass: each attribute is checked, then encoded. `key_of` checks them all before
+        // encoding any, but the values a serializer writes (no tuples) always encode, so the
+        // first failing check is the same error.
+        let mut b = self.def.layout.builder(32);
+        let np = s.partition.len();
+        let mut h = 0;
+        for (i, f) in s.key_fields().enumerate() {
+            match self.typed_key_attr(f, &v, spots.at[i])? {
+                KeyAttr::Text(t) => b.text(t),
+                KeyAttr::Int(x) => b.int(x),
+                KeyAttr::Bytes(x) => b.bytes(x),
+                KeyAttr::Value(x) => b.value(&x)?,
+                // Refused by `typed_key_attr`.
+                KeyAttr::Nested(_) => {}
+            }
+            if i + 1 == np {
+                h = b.hash();
+            }
+        }
+        Ok((b.finish(h), v))
+    }
+
+    /// The key attribute of field `f` whose tag is at `pos` of item bytes `v` (`usize::MAX`:
+    /// absent), checked like [`Table::key_of`] checks it.
+    fn typed_key_attr<'v>(&self, f: &KeyField, v: &'v [u8], pos: usize) -> Result<KeyAttr<'v>> {
+        if pos == usize::MAX {
+            return Err(Error::MissingKeyAttribute {
+                table: self.name().to_owned(),
+                attr: f.name.clone(),
+            });
+        }
+        let a = key_attr_at(v, pos)?;
+        let found = match (&a, f.kind) {
+            (KeyAttr::Text(_), Kind::Text)
+            | (KeyAttr::Int(_), Kind::Int)
+            | (KeyAttr::Bytes(_), Kind::Bytes) => return Ok(a),
+            (KeyAttr::Value(x), _) if f.accepts(x) => return Ok(a),
+            (KeyAttr::Text(_), _) => Kind::Text.name(),
+            (KeyAttr::Int(_), _) => Kind::Int.name(),
+            (KeyAttr::Bytes(_), _) => Kind::Bytes.name(),
+            (KeyAttr::Value(x), _) => x.kind().name(),
+            (KeyAttr::Nested(t), _) => t,
+        };
+        Err(Error::KeyType {
+            table: self.name().to_owned(),
+            attr: f.name.clone(),
+            expected: f.kind.name().to_owned(),
+            found: found.to_owned(),
+        })
+    }
+
+    /// The key of stored item bytes, its key attributes looked up by name.
+    fn key_from_item_bytes(&self, v: &[u8]) -> Result<Vec<u8>> {
+        let item = ItemRef::new(v)?;
         let s = &self.def.schema;
         let field = |f: &KeyField| -> Result<Value> {
             match item.attr(&f.name)? {
@@ -321,11 +419,9 @@ impl Table {
                 }),
             }
         };
-        let partition = s.partition.iter().map(field).collect::<Result<_>>()?;
-        let sort = s.sort.iter().map(field).collect::<Result<_>>()?;
-        let key = Key { partition, sort };
-        let k = self.encode_key(&key)?.bytes;
-        Ok((key, k, v))
+        let partition: Vec<Value> = s.partition.iter().map(field).collect::<Result<_>>()?;
+        let sort: Vec<Value> = s.sort.iter().map(field).collect::<Result<_>>()?;
+        self.key_bytes(&partition, &sort)
     }
 
     /// Stores a value of the caller's type as an item (see [`crate::item_serde`]: a struct's
@@ -354,7 +450,7 @@ impl Table {
     /// # Ok::<(), strata::Error>(())
     /// ```
     pub fn put_as<T: serde::Serialize + ?Sized>(&self, value: &T) -> Result<()> {
-        let (_, k, v) = self.encode_value(value)?;
+        let (k, v) = self.encode_value(value)?;
         let mut b = WriteBatch::new();
         b.put(k, v);
         Ok(self.gated_write(b)??)
@@ -381,7 +477,7 @@ impl Table {
 
     /// Stores `item`, replacing any item with the same key.
     pub fn put(&self, item: &Item) -> Result<()> {
-        let (_, k, v) = self.encode_item(item)?;
+        let (k, v) = self.encode_item(item)?;
         let mut b = WriteBatch::new();
         b.put(k, v);
         Ok(self.gated_write(b)??)
@@ -390,7 +486,7 @@ impl Table {
     /// Stores `item` only if no item has its key yet, atomically with the write; otherwise
     /// [`Error::ConditionFailed`] and nothing is written.
     pub fn put_if_not_exists(&self, item: &Item) -> Result<()> {
-        let (key, k, v) = self.encode_item(item)?;
+        let (key, k, v) = self.encode_item_keyed(item)?;
         let mut b = WriteBatch::new();
         b.require(Condition::Absent(k.clone()));
         b.put(k, v);
@@ -445,3 +541,7 @@ impl Table {
         Ok(self.gated_write(b)??)
     }
 }
+
+#[cfg(test)]
+#[path = "table_tests.rs"]
+mod tests;

@@ -2,7 +2,6 @@
 //! [`crate::item_codec::encode_item`] of the equivalent [`crate::Item`] (see the module docs of
 //! [`crate::item_serde`] for the mapping).
 
-use std::borrow::Cow;
 use std::fmt;
 
 use serde::ser::{self, Impossible, Serialize};
@@ -11,6 +10,7 @@ use crate::item_codec::{
     put_bytes, put_varint, zigzag, ITEM_FORMAT, MAX_DEPTH, T_BYTES, T_F32, T_F64, T_FALSE, T_INT,
     T_LIST, T_MAP, T_NULL, T_TEXT, T_TRUE,
 };
+use crate::schema::{KeyField, MAX_KEY_FIELDS};
 
 /// Why a value does not serialize as an item.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -35,11 +35,28 @@ type R = Result<(), SerError>;
 /// Serializes `value` as a stored item (format byte, then the attribute map). The value must
 /// serialize as a struct or a map with text keys.
 pub fn to_item_bytes<T: Serialize + ?Sized>(value: &T) -> Result<Vec<u8>, SerError> {
-    // Most rows fit; a larger item grows once, in the map's `finish` (which knows its length).
+    item_bytes(value, None)
+}
+
+/// [`to_item_bytes`], recording in `spots` where the key attributes of a table are in the
+/// bytes (see [`KeySpots`]).
+pub(crate) fn to_item_bytes_keyed<T: Serialize + ?Sized>(
+    value: &T,
+    spots: &mut KeySpots<'_>,
+) -> Result<Vec<u8>, SerError> {
+    item_bytes(value, Some(spots))
+}
+
+fn item_bytes<T: Serialize + ?Sized>(
+    value: &T,
+    capture: Option<&mut KeySpots<'_>>,
+) -> Result<Vec<u8>, SerError> {
+    // Most rows fit; a larger item grows as it is written.
     let mut out = Vec::with_capacity(128);
     value.serialize(Enc {
         out: &mut out,
         depth: 0,
+        capture,
     })?;
     match out.first() {
         // The value was written as a map attribute: its tag becomes the format byte.
@@ -53,14 +70,53 @@ pub fn to_item_bytes<T: Serialize + ?Sized>(value: &T) -> Result<Vec<u8>, SerErr
     }
 }
 
-/// Writes one attribute (tag and payload) at nesting level `depth` (a top-level attribute is
-/// level 1; the item's own map is level 0).
-pub(crate) struct Enc<'a> {
-    pub(crate) out: &'a mut Vec<u8>,
-    pub(crate) depth: usize,
+/// Where a table's key attributes lie in the bytes of an item being serialized: the item's
+/// own map records, for each key field, the offset of its attribute's tag, so that a typed put
+/// builds its key from the bytes it just wrote, without looking the attributes up again.
+pub(crate) struct KeySpots<'k> {
+    partition: &'k [KeyField],
+    sort: &'k [KeyField],
+    /// For key field `i` (partition fields, then sort fields): the offset of its attribute's
+    /// tag in the item bytes, `usize::MAX` when the item has no such attribute.
+    pub(crate) at: [usize; MAX_KEY_FIELDS],
+    /// True once the item's own map recorded the spots. False when the value was not written
+    /// as a struct or map at the top (an enum variant with data: `{variant: data}`); then
+    /// `at` says nothing.
+    pub(crate) done: bool,
 }
 
-impl Enc<'_> {
+impl<'k> KeySpots<'k> {
+    /// Spots for the key fields `partition` then `sort` (at most [`MAX_KEY_FIELDS`] in all).
+    pub(crate) fn new(partition: &'k [KeyField], sort: &'k [KeyField]) -> KeySpots<'k> {
+        KeySpots {
+            partition,
+            sort,
+            at: [usize::MAX; MAX_KEY_FIELDS],
+            done: false,
+        }
+    }
+
+    /// Records attribute `name` whose tag is at `pos`.
+    fn record(&mut self, name: &[u8], pos: usize) {
+        let fields = self.partition.iter().chain(self.sort.iter());
+        for (i, f) in fields.enumerate().take(MAX_KEY_FIELDS) {
+            if f.name.as_bytes() == name {
+                self.at[i] = pos;
+                return;
+            }
+        }
+    }
+}
+
+/// Writes one attribute (tag and payload) at nesting level `depth` (a top-level attribute is
+/// level 1; the item's own map is level 0). `capture` is only ever set for the item itself.
+pub(crate) struct Enc<'a, 'k> {
+    pub(crate) out: &'a mut Vec<u8>,
+    pub(crate) depth: usize,
+    pub(crate) capture: Option<&'a mut KeySpots<'k>>,
+}
+
+impl Enc<'_, '_> {
     fn int(self, v: i128) -> R {
         self.out.push(T_INT);
         put_varint(self.out, zigzag(v));
@@ -105,7 +161,7 @@ pub(crate) struct SeqEnc<'a> {
 }
 
 impl<'a> SeqEnc<'a> {
-    fn new(enc: Enc<'a>, len: Option<usize>) -> Result<SeqEnc<'a>, SerError> {
+    fn new(enc: Enc<'a, '_>, len: Option<usize>) -> Result<SeqEnc<'a>, SerError> {
         enc.nest()?;
         enc.out.push(T_LIST);
         if let Some(n) = len {
@@ -126,6 +182,7 @@ impl<'a> SeqEnc<'a> {
         v.serialize(Enc {
             out: self.out,
             depth: self.depth,
+            capture: None,
         })
     }
 
@@ -146,72 +203,270 @@ impl<'a> SeqEnc<'a> {
     }
 }
 
-/// A map or struct being written: entries are encoded into a scratch buffer, then written in
-/// name order (the stored order), each name once.
-pub(crate) struct MapEnc<'a> {
-    out: &'a mut Vec<u8>,
-    depth: usize,
-    scratch: Vec<u8>,
-    entries: Vec<(Cow<'static, str>, usize, usize)>,
-    key: Option<String>,
+/// One entry of a map being written, as offsets into the output: where it starts (its name's
+/// length), where its name's bytes start, where its value starts; and the name's first 8
+/// bytes as a big-endian word (zero-padded), which orders most names without reading them.
+#[derive(Clone, Copy, Default)]
+struct Entry {
+    start: usize,
+    name_at: usize,
+    value_at: usize,
+    head: u64,
 }
 
-impl<'a> MapEnc<'a> {
-    fn new(enc: Enc<'a>, len: Option<usize>) -> Result<MapEnc<'a>, SerError> {
+/// The first 8 bytes of `name` as a big-endian word, zero-padded: the words of two names order
+/// like the names' first 8 bytes (a tie says nothing).
+#[inline]
+fn name_head(name: &[u8]) -> u64 {
+    match name.first_chunk::<8>() {
+        Some(w) => u64::from_be_bytes(*w),
+        None => name
+            .iter()
+            .enumerate()
+            .fold(0, |acc, (i, &b)| acc | u64::from(b) << (56 - 8 * i)),
+    }
+}
+
+/// The entries of a map being written: up to 8 inline (a row's attributes), more on the heap.
+struct Entries {
+    inline: [Entry; 8],
+    len: usize,
+    spill: Vec<Entry>,
+}
+
+impl Entries {
+    fn new() -> Entries {
+        Entries {
+            inline: [Entry::default(); 8],
+            len: 0,
+            spill: Vec::new(),
+        }
+    }
+
+    #[inline]
+    fn push(&mut self, e: Entry) {
+        if self.len < self.inline.len() {
+            self.inline[self.len] = e;
+        } else {
+            if self.spill.is_empty() {
+                self.spill.extend_from_slice(&self.inline);
+            }
+            self.spill.push(e);
+        }
+        self.len += 1;
+    }
+
+    #[inline]
+    fn as_slice(&self) -> &[Entry] {
+        if self.len <= self.inline.len() {
+            &self.inline[..self.len]
+        } else {
+            &self.spill
+        }
+    }
+}
+
+/// Sorts a few indices (a struct's fields; at most 8) by `cmp`: insertion sort, no calls.
+#[inline]
+fn insertion_sort(v: &mut [usize], cmp: impl Fn(usize, usize) -> std::cmp::Ordering) {
+    for i in 1..v.len() {
+        let x = v[i];
+        let mut j = i;
+        while j > 0 && cmp(v[j - 1], x) == std::cmp::Ordering::Greater {
+            v[j] = v[j - 1];
+            j -= 1;
+        }
+        v[j] = x;
+    }
+}
+
+/// A map or struct being written: entries go straight into the output in the order they come
+/// (name, then attribute), after a count sized for the announced length. At the end the count
+/// is set, and when the names did not come in ascending byte order (the stored order; struct
+/// fields come in declaration order) the entries are moved into name order through a copy of
+/// their bytes; a name given twice is refused.
+pub(crate) struct MapEnc<'a, 'k> {
+    out: &'a mut Vec<u8>,
+    depth: usize,
+    /// Where the count starts, and the bytes reserved for it.
+    count_at: usize,
+    count_len: usize,
+    entries: Entries,
+    /// True while every name came after the one before it.
+    sorted: bool,
+    key: Option<String>,
+    capture: Option<&'a mut KeySpots<'k>>,
+}
+
+impl<'a, 'k> MapEnc<'a, 'k> {
+    fn new(enc: Enc<'a, 'k>, len: Option<usize>) -> Result<MapEnc<'a, 'k>, SerError> {
         enc.nest()?;
+        // Only the item's own map (the first thing written) records the key attributes.
+        let capture = if enc.out.is_empty() {
+            enc.capture
+        } else {
+            None
+        };
         enc.out.push(T_MAP);
-        let n = len.unwrap_or(4);
+        let count_at = enc.out.len();
+        put_varint(enc.out, len.unwrap_or(0) as u128);
+        let count_len = enc.out.len() - count_at;
         Ok(MapEnc {
             out: enc.out,
             depth: enc.depth + 1,
-            // Room for a typical row at once (growing it costs a copy per doubling).
-            scratch: Vec::with_capacity((n * 32).max(128)),
-            entries: Vec::with_capacity(n),
+            count_at,
+            count_len,
+            entries: Entries::new(),
+            sorted: true,
             key: None,
+            capture,
         })
     }
 
-    fn entry<T: Serialize + ?Sized>(&mut self, name: Cow<'static, str>, v: &T) -> R {
-        let start = self.scratch.len();
+    fn entry<T: Serialize + ?Sized>(&mut self, name: &str, v: &T) -> R {
+        let start = self.out.len();
+        put_bytes(self.out, name.as_bytes());
+        let value_at = self.out.len();
+        let e = Entry {
+            start,
+            name_at: value_at - name.len(),
+            value_at,
+            head: name_head(name.as_bytes()),
+        };
+        if let Some(last) = self.entries.as_slice().last() {
+            // Equal names also take the sorting path, which refuses them.
+            if last.head > e.head
+                || (last.head == e.head
+                    && self.out[last.name_at..last.value_at] >= *name.as_bytes())
+            {
+                self.sorted = false;
+            }
+        }
         let r = v.serialize(Enc {
-            out: &mut self.scratch,
+            out: self.out,
             depth: self.depth,
+            capture: None,
         });
         if let Err(SerError(e)) = r {
             return Err(SerError(format!("attribute {name:?}: {e}")));
         }
-        self.entries.push((name, start, self.scratch.len()));
+        self.entries.push(e);
         Ok(())
     }
 
     fn finish(mut self) -> R {
-        // Struct fields come in declaration order: usually few, often nearly sorted.
-        self.entries
-            .sort_unstable_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
-        if let Some(w) = self.entries.windows(2).find(|w| w[0].0 == w[1].0) {
-            return Err(SerError(format!("attribute {:?} appears twice", w[0].0)));
+        let first = self.count_at + self.count_len;
+        let end = self.out.len();
+        let entries = self.entries.as_slice();
+        let n = entries.len();
+        // Final (name start, value start) of each entry, in name order.
+        let mut inline = [(0usize, 0usize); 8];
+        let mut heap = Vec::new();
+        let placed: &mut [(usize, usize)] = if n <= inline.len() {
+            &mut inline[..n]
+        } else {
+            heap.resize(n, (0, 0));
+            &mut heap
+        };
+        if self.sorted {
+            for (p, e) in placed.iter_mut().zip(entries) {
+                *p = (e.name_at, e.value_at);
+            }
+        } else {
+            let mut order_inline = [0usize; 8];
+            let mut order_heap = Vec::new();
+            let order: &mut [usize] = if n <= order_inline.len() {
+                &mut order_inline[..n]
+            } else {
+                order_heap.resize(n, 0);
+                &mut order_heap
+            };
+            for (i, o) in order.iter_mut().enumerate() {
+                *o = i;
+            }
+            {
+                let out: &Vec<u8> = self.out;
+                let name = |i: usize| &out[entries[i].name_at..entries[i].value_at];
+                // Names compare by their first 8 bytes in one word, then in full on a tie.
+                let cmp = |a: usize, b: usize| {
+                    entries[a]
+                        .head
+                        .cmp(&entries[b].head)
+                        .then_with(|| name(a).cmp(name(b)))
+                };
+                if n <= 8 {
+                    insertion_sort(order, cmp);
+                } else {
+                    order.sort_unstable_by(|&a, &b| cmp(a, b));
+                }
+                if let Some(w) = order
+                    .windows(2)
+                    .find(|w| entries[w[0]].head == entries[w[1]].head && name(w[0]) == name(w[1]))
+                {
+                    return Err(SerError(format!(
+                        "attribute {:?} appears twice",
+                        String::from_utf8_lossy(name(w[0]))
+                    )));
+                }
+            }
+            // The entries' bytes, copied aside (on the stack for a typical row).
+            let mut stack = [0u8; 256];
+            let heap;
+            let region: &[u8] = if end - first <= stack.len() {
+                stack[..end - first].copy_from_slice(&self.out[first..end]);
+                &stack[..end - first]
+            } else {
+                heap = self.out[first..end].to_vec();
+                &heap
+            };
+            let mut w = first;
+            for (p, &i) in placed.iter_mut().zip(order.iter()) {
+                let e = entries[i];
+                let stop = entries.get(i + 1).map_or(end, |x| x.start);
+                let len = stop - e.start;
+                self.out[w..w + len].copy_from_slice(&region[e.start - first..stop - first]);
+                *p = (w + (e.name_at - e.start), w + (e.value_at - e.start));
+                w += len;
+            }
         }
-        let names: usize = self.entries.iter().map(|e| e.0.len() + 1).sum();
-        self.out.reserve(names + self.scratch.len() + 3);
-        put_varint(self.out, self.entries.len() as u128);
-        for (name, s, e) in &self.entries {
-            put_bytes(self.out, name.as_bytes());
-            self.out.extend_from_slice(&self.scratch[*s..*e]);
+        // The count: in place when its length is the one reserved, else moved in.
+        let mut count = [0u8; 19];
+        let mut c = Vec::with_capacity(0);
+        let count_bytes: &[u8] = if n < 0x80 {
+            count[0] = n as u8;
+            &count[..1]
+        } else {
+            put_varint(&mut c, n as u128);
+            &c
+        };
+        let shift = count_bytes.len() as isize - self.count_len as isize;
+        if shift == 0 {
+            self.out[self.count_at..first].copy_from_slice(count_bytes);
+        } else {
+            self.out
+                .splice(self.count_at..first, count_bytes.iter().copied());
+        }
+        if let Some(spots) = self.capture.take() {
+            for &(pn, pv) in placed.iter() {
+                let at = |x: usize| (x as isize + shift) as usize;
+                spots.record(&self.out[at(pn)..at(pv)], at(pv));
+            }
+            spots.done = true;
         }
         Ok(())
     }
 }
 
-impl<'a> ser::Serializer for Enc<'a> {
+impl<'a, 'k> ser::Serializer for Enc<'a, 'k> {
     type Ok = ();
     type Error = SerError;
     type SerializeSeq = SeqEnc<'a>;
     type SerializeTuple = SeqEnc<'a>;
     type SerializeTupleStruct = SeqEnc<'a>;
     type SerializeTupleVariant = SeqEnc<'a>;
-    type SerializeMap = MapEnc<'a>;
-    type SerializeStruct = MapEnc<'a>;
-    type SerializeStructVariant = MapEnc<'a>;
+    type SerializeMap = MapEnc<'a, 'k>;
+    type SerializeStruct = MapEnc<'a, 'k>;
+    type SerializeStructVariant = MapEnc<'a, 'k>;
 
     fn serialize_bool(self, v: bool) -> R {
         self.out.push(if v { T_TRUE } else { T_FALSE });
@@ -300,6 +555,7 @@ impl<'a> ser::Serializer for Enc<'a> {
         v.serialize(Enc {
             out: self.out,
             depth,
+            capture: None,
         })
     }
     fn serialize_seq(self, len: Option<usize>) -> Result<SeqEnc<'a>, SerError> {
@@ -327,14 +583,15 @@ impl<'a> ser::Serializer for Enc<'a> {
             Enc {
                 out: self.out,
                 depth,
+                capture: None,
             },
             Some(len),
         )
     }
-    fn serialize_map(self, len: Option<usize>) -> Result<MapEnc<'a>, SerError> {
+    fn serialize_map(self, len: Option<usize>) -> Result<MapEnc<'a, 'k>, SerError> {
         MapEnc::new(self, len)
     }
-    fn serialize_struct(self, _name: &'static str, len: usize) -> Result<MapEnc<'a>, SerError> {
+    fn serialize_struct(self, _name: &'static str, len: usize) -> Result<MapEnc<'a, 'k>, SerError> {
         MapEnc::new(self, Some(len))
     }
     fn serialize_struct_variant(
@@ -343,12 +600,13 @@ impl<'a> ser::Serializer for Enc<'a> {
         _i: u32,
         variant: &'static str,
         len: usize,
-    ) -> Result<MapEnc<'a>, SerError> {
+    ) -> Result<MapEnc<'a, 'k>, SerError> {
         let depth = self.variant_map(variant)?;
         MapEnc::new(
             Enc {
                 out: self.out,
                 depth,
+                capture: None,
             },
             Some(len),
         )
@@ -379,7 +637,7 @@ seq_like!(
     SerializeTupleVariant::serialize_field
 );
 
-impl ser::SerializeMap for MapEnc<'_> {
+impl ser::SerializeMap for MapEnc<'_, '_> {
     type Ok = ();
     type Error = SerError;
     fn serialize_key<T: Serialize + ?Sized>(&mut self, key: &T) -> R {
@@ -391,29 +649,29 @@ impl ser::SerializeMap for MapEnc<'_> {
             .key
             .take()
             .ok_or_else(|| SerError("a map value without a key".into()))?;
-        self.entry(Cow::Owned(name), v)
+        self.entry(&name, v)
     }
     fn end(self) -> R {
         self.finish()
     }
 }
 
-impl ser::SerializeStruct for MapEnc<'_> {
+impl ser::SerializeStruct for MapEnc<'_, '_> {
     type Ok = ();
     type Error = SerError;
     fn serialize_field<T: Serialize + ?Sized>(&mut self, name: &'static str, v: &T) -> R {
-        self.entry(Cow::Borrowed(name), v)
+        self.entry(name, v)
     }
     fn end(self) -> R {
         self.finish()
     }
 }
 
-impl ser::SerializeStructVariant for MapEnc<'_> {
+impl ser::SerializeStructVariant for MapEnc<'_, '_> {
     type Ok = ();
     type Error = SerError;
     fn serialize_field<T: Serialize + ?Sized>(&mut self, name: &'static str, v: &T) -> R {
-        self.entry(Cow::Borrowed(name), v)
+        self.entry(name, v)
     }
     fn end(self) -> R {
         self.finish()

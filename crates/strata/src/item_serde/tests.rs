@@ -358,3 +358,82 @@ fn typed_decoding_shares_the_nesting_limit() {
         other => panic!("{other}"),
     }
 }
+
+/// Map entries in any order (as struct fields come), many or few, names sharing long prefixes
+/// or differing only past byte 8 or in a trailing NUL, nested maps, unknown-length maps: the
+/// serializer writes them in name order, byte for byte the `Item` encoding, and refuses a
+/// name given twice.
+#[test]
+fn entries_in_any_order_encode_like_their_items() {
+    /// A map serialized in the given order, with or without its length up front.
+    struct InOrder(Vec<(String, Attr)>, bool);
+    impl Serialize for InOrder {
+        fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            use serde::ser::SerializeMap;
+            let mut m = s.serialize_map(self.1.then_some(self.0.len()))?;
+            for (k, v) in &self.0 {
+                match v {
+                    Attr::Map(inner) => m.serialize_entry(
+                        k,
+                        &InOrder(
+                            inner
+                                .iter()
+                                .map(|(a, b)| (a.clone(), b.clone()))
+                                .rev()
+                                .collect(),
+                            !self.1,
+                        ),
+                    )?,
+                    Attr::Value(Value::Int(i)) => m.serialize_entry(k, &(*i as i64))?,
+                    _ => m.serialize_entry(k, &())?,
+                }
+            }
+            m.end()
+        }
+    }
+    let name = prop_oneof![
+        "[a-c]{0,3}",
+        "(abcdefgh|abcdefg|abcdefgh\u{0}|abcdefghij)[a-c\u{0}]{0,2}",
+        "\u{0}{0,3}",
+        "(é|ü)[a-b]{0,10}",
+    ];
+    let attr = prop_oneof![
+        any::<i64>().prop_map(|i| Attr::Value(Value::Int(i.into()))),
+        Just(Attr::Value(Value::Null)),
+        proptest::collection::btree_map(
+            "[a-b]{0,9}",
+            any::<i64>().prop_map(|i| Attr::Value(Value::Int(i.into()))),
+            0..4
+        )
+        .prop_map(|m| Attr::Map(Item(m))),
+    ];
+    let mut runner =
+        proptest::test_runner::TestRunner::new(proptest::test_runner::Config::with_cases(500));
+    runner
+        .run(
+            &(
+                proptest::collection::vec((name, attr), 0..24),
+                any::<bool>(),
+            ),
+            |(entries, sized)| {
+                let row = InOrder(entries.clone(), sized);
+                let got = to_item_bytes(&row);
+                let mut item = BTreeMap::new();
+                let mut dup = None;
+                for (k, v) in &entries {
+                    if item.insert(k.clone(), v.clone()).is_some() && dup.is_none() {
+                        dup = Some(k.clone());
+                    }
+                }
+                match dup {
+                    Some(_) => {
+                        let e = got.unwrap_err().to_string();
+                        prop_assert!(e.contains("appears twice"), "{}", e);
+                    }
+                    None => prop_assert_eq!(got.unwrap(), encode_item(&Item(item)).unwrap()),
+                }
+                Ok(())
+            },
+        )
+        .unwrap();
+}

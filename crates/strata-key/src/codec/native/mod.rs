@@ -243,6 +243,78 @@ pub fn prefix_len(key: &[u8], n: usize) -> Option<usize> {
     Some(r.pos)
 }
 
+/// The ascending integer element at the start of `bytes`: its value and its length in bytes.
+/// `None` when `bytes` does not start with a valid ascending integer element. The stripe choice
+/// of a table key reads its hash element with it, without decoding (or allocating) anything
+/// else.
+///
+/// ```
+/// use strata_key::codec::native::{int_prefix, NativeCodec};
+/// use strata_key::{tuple, TupleCodec};
+/// let k = NativeCodec::new().encode(&tuple!(15122, "rest")).unwrap();
+/// assert_eq!(int_prefix(&k), Some((15122, 3)));
+/// assert_eq!(int_prefix(&k[3..]), None);
+/// ```
+#[inline]
+pub fn int_prefix(bytes: &[u8]) -> Option<(i128, usize)> {
+    let tag = *bytes.first()?;
+    if !(TAG_INT_MIN..=TAG_INT_MAX).contains(&tag) {
+        return None;
+    }
+    let mut r = Reader::new(bytes);
+    r.pos = 1;
+    let v = r.int_after_tag(tag, 0).ok()?;
+    Some((v, r.pos))
+}
+
+/// The ascending encoding of an integer that fits an `i64`, as the first `len` bytes of a
+/// 9-byte array: `(bytes, len)`. The same bytes [`NativeCodec::encode_element`] appends for
+/// `Value::Int(x)` ascending.
+#[inline]
+pub fn int_bytes(x: i64) -> ([u8; 9], usize) {
+    int::i64_word(x)
+}
+
+/// Appends an integer as one top-level element with `order`: the bytes
+/// [`NativeCodec::encode_element`] appends for `Value::Int(v)` (without building a `Value`).
+#[inline]
+pub fn encode_int_element(v: i128, order: Order, out: &mut Vec<u8>) {
+    let start = out.len();
+    encode_int(v, out);
+    if order.descending {
+        complement(&mut out[start..]);
+    }
+}
+
+/// Appends a text as one top-level element with `order`: the bytes
+/// [`NativeCodec::encode_element`] appends for `Value::Text(s)` (without building a `Value`).
+#[inline]
+pub fn encode_text_element(s: &str, order: Order, out: &mut Vec<u8>) {
+    let start = out.len();
+    put_string(out, TAG_TEXT, s.as_bytes());
+    if order.descending {
+        complement(&mut out[start..]);
+    }
+}
+
+/// Appends a byte string as one top-level element with `order`: the bytes
+/// [`NativeCodec::encode_element`] appends for `Value::Bytes(b)` (without building a `Value`).
+#[inline]
+pub fn encode_bytes_element(b: &[u8], order: Order, out: &mut Vec<u8>) {
+    let start = out.len();
+    put_string(out, TAG_BYTES, b);
+    if order.descending {
+        complement(&mut out[start..]);
+    }
+}
+
+#[inline]
+fn complement(bytes: &mut [u8]) {
+    for b in bytes {
+        *b = !*b;
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Encoding
 // ---------------------------------------------------------------------------------------------
@@ -265,9 +337,7 @@ fn encode_top(v: &Value, order: Order, out: &mut Vec<u8>) -> Result<(), TooDeep>
         // swapped (so that NULL still lands where the schema asks).
         let start = out.len();
         let r = encode_value(v, !order.nulls_last, 0, out);
-        for b in &mut out[start..] {
-            *b = !*b;
-        }
+        complement(&mut out[start..]);
         r
     }
 }
@@ -398,6 +468,89 @@ mod tests {
         // Found by the fuzzer: a nulls-last NULL inside a nested tuple is a second encoding.
         assert!(c.decode(&[TAG_TUPLE, TAG_NULL_LAST, TAG_END]).is_err());
         assert!(c.decode(&[TAG_NULL_LAST]).is_ok());
+    }
+}
+
+#[cfg(test)]
+mod element_helpers {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn orders() -> impl Strategy<Value = Order> {
+        (any::<bool>(), any::<bool>()).prop_map(|(descending, nulls_last)| Order {
+            descending,
+            nulls_last,
+        })
+    }
+
+    fn ints() -> impl Strategy<Value = i128> {
+        prop_oneof![
+            any::<i128>(),
+            any::<i64>().prop_map(i128::from),
+            (0i128..70_000),
+            (-300i128..300),
+        ]
+    }
+
+    proptest! {
+        /// The element helpers append exactly what `encode_element` appends for the `Value`.
+        #[test]
+        fn helpers_write_what_encode_element_writes(
+            i in ints(),
+            s in ".{0,24}",
+            b in proptest::collection::vec(any::<u8>(), 0..24),
+            order in orders(),
+            pre in proptest::collection::vec(any::<u8>(), 0..9),
+        ) {
+            let want = |v: Value| {
+                let mut out = pre.clone();
+                NativeCodec::encode_element(&v, order, &mut out).unwrap();
+                out
+            };
+            let mut out = pre.clone();
+            encode_int_element(i, order, &mut out);
+            prop_assert_eq!(&out, &want(Value::Int(i)));
+            let mut out = pre.clone();
+            encode_text_element(&s, order, &mut out);
+            prop_assert_eq!(&out, &want(Value::Text(s.clone())));
+            let mut out = pre.clone();
+            encode_bytes_element(&b, order, &mut out);
+            prop_assert_eq!(&out, &want(Value::Bytes(b.clone())));
+            if let Ok(x) = i64::try_from(i) {
+                let (w, n) = int_bytes(x);
+                let mut asc = Vec::new();
+                NativeCodec::encode_element(&Value::Int(i), Order::ASC, &mut asc).unwrap();
+                prop_assert_eq!(&w[..n], &asc[..]);
+            }
+        }
+
+        /// `int_prefix` reads an ascending integer element exactly as the decoder does, and
+        /// refuses whatever is not one (descending, other kinds, cut short, garbage).
+        #[test]
+        fn int_prefix_agrees_with_the_decoder(
+            i in ints(),
+            tail in proptest::collection::vec(any::<u8>(), 0..12),
+            junk in proptest::collection::vec(any::<u8>(), 0..12),
+        ) {
+            let mut k = Vec::new();
+            encode_int(i, &mut k);
+            let n = k.len();
+            k.extend_from_slice(&tail);
+            prop_assert_eq!(int_prefix(&k), Some((i, n)));
+            for cut in 0..n {
+                prop_assert_eq!(int_prefix(&k[..cut]), None);
+            }
+            let mut d = Vec::new();
+            encode_int_element(i, Order::DESC, &mut d);
+            prop_assert_eq!(int_prefix(&d), None);
+            // Arbitrary bytes: whenever it answers, the decoder reads the same first element.
+            if let Some((v, len)) = int_prefix(&junk) {
+                let mut r = Reader::new(&junk);
+                let got = r.value(0).unwrap();
+                prop_assert_eq!(got, Value::Int(v));
+                prop_assert_eq!(r.pos, len);
+            }
+        }
     }
 }
 
