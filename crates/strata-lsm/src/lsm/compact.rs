@@ -98,6 +98,16 @@ pub fn pick_compaction<T: FileRef>(
     None
 }
 
+/// True when no two of `files` share a key (their ranges are disjoint).
+fn disjoint(files: &[Arc<Table>]) -> bool {
+    let mut r: Vec<(&[u8], &[u8])> = files
+        .iter()
+        .map(|t| (t.meta.smallest.as_slice(), t.meta.largest.as_slice()))
+        .collect();
+    r.sort_unstable();
+    r.windows(2).all(|w| w[0].1 < w[1].0)
+}
+
 /// Compaction inputs are read without filling the block cache: their blocks are dead once
 /// the job ends, and would evict the blocks readers use.
 fn whole(t: &Arc<Table>) -> Box<dyn Source> {
@@ -141,6 +151,9 @@ impl Inner {
         v: &StripeVersion,
         job: CompactionJob<Arc<Table>>,
     ) -> Result<()> {
+        if job.lower.is_empty() && disjoint(&job.upper) {
+            return self.move_down(m, s, job.upper, job.upper_level, job.out_level);
+        }
         let bottom = (job.out_level + 1..LEVELS).all(|l| v.levels[l].is_empty());
         let mut sources: Vec<Box<dyn Source>> = Vec::new();
         if job.upper_level == 0 {
@@ -156,6 +169,49 @@ impl Inner {
             .chain(job.lower.iter().map(|t| (job.out_level, Arc::clone(t))))
             .collect();
         self.merge_into(m, s, sources, bottom, job.out_level, removed)
+    }
+
+    /// A trivial move (LevelDB's): files that overlap nothing of the output level nor each
+    /// other go down by a manifest edit (remove at `from`, add at `to`, same file), without
+    /// being rewritten. Sequential loads then write each key once more, not once per level.
+    /// Tombstones go down with their file (a merge at the bottom would have dropped them).
+    fn move_down(
+        &self,
+        m: &mut Maint,
+        s: usize,
+        files: Vec<Arc<Table>>,
+        from: usize,
+        to: usize,
+    ) -> Result<()> {
+        let stripe = s as u32;
+        let mut edits: Vec<Edit> = files
+            .iter()
+            .map(|t| Edit::RemoveFile {
+                stripe,
+                level: from as u8,
+                id: t.meta.id,
+            })
+            .collect();
+        edits.extend(files.iter().map(|t| Edit::AddFile {
+            stripe,
+            level: to as u8,
+            meta: t.meta.clone(),
+        }));
+        m.log_and_apply(edits)?;
+        {
+            let mut st = write(&self.state);
+            let mut nv = (*st.versions[s]).clone();
+            for t in &files {
+                nv.remove(from, t.meta.id);
+            }
+            for t in files {
+                nv.add(to, t);
+            }
+            st.versions[s] = Arc::new(nv);
+            self.update_l0_max(&st);
+        }
+        self.stall_cv.notify_all();
+        m.maybe_roll(self.fs.as_ref(), &self.dir, &self.next_file)
     }
 
     /// Merges `sources` into new files of `out_level` of stripe `s`, then replaces the
