@@ -21,7 +21,7 @@ use crate::partition::Partitioner;
 use crate::record;
 use crate::sst::cache::BlockCache;
 use crate::sst::table::{sst_name, Table};
-use crate::wal::{self, WAL_MAGIC};
+use crate::wal;
 
 /// One problem: a file, a byte offset in it, and what is wrong.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -367,16 +367,21 @@ fn check_wals(fs: &dyn Fs, dir: &Path, names: &[String], from: u64, r: &mut Chec
                 continue;
             }
         };
-        if data.len() < WAL_MAGIC.len() {
-            seen.push((false, Some((path, 0, "shorter than its magic".into()))));
+        if wal::is_unwritten(&data) {
+            let why = if data.len() < wal::MAGIC_LEN {
+                "shorter than its magic"
+            } else {
+                "only zeros"
+            };
+            seen.push((false, Some((path, 0, why.into()))));
             continue;
         }
-        if &data[..WAL_MAGIC.len()] != WAL_MAGIC {
+        let Some(framing) = wal::framing_of(&data) else {
             r.problem(&path, 0, "bad WAL magic");
             seen.push((true, None));
             continue;
-        }
-        let scan = record::scan_log(&data, WAL_MAGIC.len());
+        };
+        let scan = record::scan_log_framed(&data, wal::MAGIC_LEN, framing);
         for d in &scan.damage {
             r.problem(&path, d.offset, d.reason.clone());
         }

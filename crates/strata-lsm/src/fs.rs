@@ -1,8 +1,10 @@
 //! The file operations the engine uses, behind a trait so that tests can inject faults
 //! ([`FaultFs`]): every byte the engine reads or writes goes through an [`Fs`].
 //!
-//! All files of the engine are written once, append-only, then only read: that is what makes
-//! "drop what was not synced" a simple truncation.
+//! Files of the engine are written once, then only read. Most are append-only; a WAL of
+//! version 2 is first extended with zeros and then written in place
+//! ([`WritableFile::write_at`]), so "drop what was not synced" is a truncation plus, for
+//! in-place writes, putting back the bytes they replaced.
 
 use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
@@ -18,6 +20,9 @@ use crate::sync::lock;
 pub trait WritableFile: Send {
     /// Appends `buf` (to the OS buffers; not durable until [`WritableFile::sync`]).
     fn append(&mut self, buf: &[u8]) -> io::Result<()>;
+    /// Writes `buf` at offset `off` (in place, or extending the file), leaving the append
+    /// position where it is; not durable until [`WritableFile::sync`].
+    fn write_at(&mut self, off: u64, buf: &[u8]) -> io::Result<()>;
     /// Makes everything appended so far durable.
     fn sync(&mut self) -> io::Result<()>;
     /// A handle that syncs this file from another thread while appends continue (group
@@ -76,6 +81,10 @@ struct RealWritable(File);
 impl WritableFile for RealWritable {
     fn append(&mut self, buf: &[u8]) -> io::Result<()> {
         self.0.write_all(buf)
+    }
+    fn write_at(&mut self, off: u64, buf: &[u8]) -> io::Result<()> {
+        use std::os::unix::fs::FileExt;
+        self.0.write_all_at(buf, off)
     }
     fn sync(&mut self) -> io::Result<()> {
         self.0.sync_data()
@@ -148,12 +157,15 @@ impl Fs for RealFs {
 }
 
 /// What the fault layer knows of one file written through it.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 struct FileState {
     /// Bytes made durable by a sync.
     synced: u64,
-    /// Bytes appended.
+    /// Bytes appended (the length of the file as written through this layer).
     written: u64,
+    /// In-place writes not yet synced, oldest first: offset and the bytes they replaced
+    /// (a crash puts them back).
+    replaced: Vec<(u64, Vec<u8>)>,
     /// The directory entry is durable (the directory was synced after creation).
     entry_durable: bool,
 }
@@ -174,6 +186,9 @@ struct Faults {
     disk_full: AtomicBool,
     syncs: AtomicU64,
     mutations: AtomicU64,
+    /// With a crash: bytes of the newest unsynced in-place write that reach the disk (0: none,
+    /// the write is lost whole).
+    tear: AtomicU64,
 }
 
 impl Faults {
@@ -303,6 +318,7 @@ impl FaultFs {
             }
             let f = OpenOptions::new().write(true).open(path)?;
             f.set_len(st.synced)?;
+            restore(&f, st, self.faults.tear.load(Ordering::SeqCst))?;
         }
         files.clear();
         drop(files);
@@ -319,6 +335,13 @@ impl FaultFs {
         Ok(())
     }
 
+    /// Makes the next [`FaultFs::crash`] a power loss in the middle of the newest unsynced
+    /// in-place write: its first `bytes` bytes reach the disk, the rest does not (older
+    /// unsynced writes are lost whole).
+    pub fn tear_last_write(&self, bytes: u64) {
+        self.faults.tear.store(bytes, Ordering::SeqCst);
+    }
+
     /// Disarms every fault (the files keep their contents).
     pub fn disarm(&self) {
         let f = &self.faults;
@@ -327,6 +350,7 @@ impl FaultFs {
         f.ops_on.store(false, Ordering::SeqCst);
         f.read_only.store(false, Ordering::SeqCst);
         f.disk_full.store(false, Ordering::SeqCst);
+        f.tear.store(0, Ordering::SeqCst);
     }
 
     /// Bytes appended to `path` but not yet synced (for tests).
@@ -336,6 +360,28 @@ impl FaultFs {
             .map(|s| s.written - s.synced)
             .unwrap_or(0)
     }
+}
+
+/// Puts back what the unsynced in-place writes of a file replaced, newest first (bytes beyond
+/// the synced length are already gone); the newest such write keeps its first `tear` bytes.
+fn restore(f: &File, st: &FileState, tear: u64) -> io::Result<()> {
+    use std::os::unix::fs::FileExt;
+    if st.replaced.is_empty() {
+        return Ok(());
+    }
+    for (i, (off, old)) in st.replaced.iter().enumerate().rev() {
+        let keep = if i + 1 == st.replaced.len() {
+            (tear as usize).min(old.len())
+        } else {
+            0
+        };
+        let from = off + keep as u64;
+        let end = (off + old.len() as u64).min(st.synced);
+        if from < end {
+            f.write_all_at(&old[keep..(end - off) as usize], from)?;
+        }
+    }
+    f.sync_all()
 }
 
 fn injected(what: &str) -> io::Error {
@@ -357,12 +403,34 @@ impl WritableFile for FaultWritable {
         }
         Ok(())
     }
+    fn write_at(&mut self, off: u64, buf: &[u8]) -> io::Result<()> {
+        self.faults.append(buf.len())?;
+        // What the write replaces within the file as written so far.
+        let old = {
+            let files = lock(&self.faults.files);
+            let written = files.get(&self.path).map_or(0, |s| s.written);
+            let end = (off + buf.len() as u64).min(written);
+            let mut old = vec![0u8; end.saturating_sub(off) as usize];
+            if !old.is_empty() {
+                use std::os::unix::fs::FileExt;
+                File::open(&self.path)?.read_exact_at(&mut old, off)?;
+            }
+            old
+        };
+        self.inner.write_at(off, buf)?;
+        if let Some(st) = lock(&self.faults.files).get_mut(&self.path) {
+            st.written = st.written.max(off + buf.len() as u64);
+            st.replaced.push((off, old));
+        }
+        Ok(())
+    }
     fn sync(&mut self) -> io::Result<()> {
         self.faults.sync()?;
         self.inner.sync()?;
         self.faults.syncs.fetch_add(1, Ordering::SeqCst);
         if let Some(st) = lock(&self.faults.files).get_mut(&self.path) {
             st.synced = st.written;
+            st.replaced.clear();
         }
         Ok(())
     }
@@ -384,11 +452,17 @@ struct FaultSyncer {
 impl FileSyncer for FaultSyncer {
     fn sync(&self) -> io::Result<()> {
         self.faults.sync()?;
-        let written = lock(&self.faults.files).get(&self.path).map(|s| s.written);
+        // What was written before the call is covered: the file length and the in-place
+        // writes made so far.
+        let covered = lock(&self.faults.files)
+            .get(&self.path)
+            .map(|s| (s.written, s.replaced.len()));
         self.inner.sync()?;
         self.faults.syncs.fetch_add(1, Ordering::SeqCst);
-        if let (Some(w), Some(st)) = (written, lock(&self.faults.files).get_mut(&self.path)) {
+        if let (Some((w, n)), Some(st)) = (covered, lock(&self.faults.files).get_mut(&self.path)) {
             st.synced = st.synced.max(w);
+            let n = n.min(st.replaced.len());
+            st.replaced.drain(..n);
         }
         Ok(())
     }

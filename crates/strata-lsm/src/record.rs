@@ -11,6 +11,23 @@
 //! a check — a complete header whose checksum fails, or a complete payload whose checksum
 //! fails, even in the very last record — is corruption: bytes that were written and synced
 //! have changed, and the reader reports the file and offset instead of guessing.
+//!
+//! **Framing v2** (WALs with magic `STRWAL02`, written in place into space pre-written with
+//! zeros): every record is followed by one commit byte [`COMMIT`], so a record is
+//! `header | payload | 0xC5`. Zeros after the last record are preallocated space: a clean end.
+//! Because a torn write no longer ends the file, the tail rules are:
+//! - only zeros from the record's start to the end of the file: clean end;
+//! - a header that fails its checksum with only zeros after its 12 bytes: torn tail (a header
+//!   written in part);
+//! - an intact header whose commit byte is still zero, with only zeros after it: torn tail
+//!   (the record was being written; its payload may be complete or not);
+//! - an intact header whose record runs past the end of the file: torn tail;
+//! - anything else that fails a check is corruption: a commit byte that is neither zero nor
+//!   [`COMMIT`], a payload that fails its checksum behind a commit byte, a zero commit byte
+//!   or a damaged header followed by non-zero bytes (a write torn in its middle with both
+//!   ends on disk, or bytes changed on disk). No single bit flip in a complete record can
+//!   make it look torn: it cannot turn the commit byte into zero, and zeros only count when
+//!   every byte after them is zero.
 
 use crate::coding::{crc, u32_at};
 
@@ -19,7 +36,37 @@ pub const HEADER: usize = 12;
 /// Largest payload accepted (a sanity bound against absurd lengths).
 pub const MAX_PAYLOAD: usize = 1 << 30;
 
-/// Appends a framed record holding `payload` to `out`.
+/// The commit byte that ends every record of framing v2.
+pub const COMMIT: u8 = 0xC5;
+
+/// How records are framed in a log file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Framing {
+    /// `header | payload`; the file ends after the last record (manifests, WAL v1).
+    V1,
+    /// `header | payload | COMMIT`; zeros after the last record (WAL v2).
+    V2,
+}
+
+impl Framing {
+    /// Bytes a record takes besides its payload.
+    pub fn overhead(self) -> usize {
+        match self {
+            Framing::V1 => HEADER,
+            Framing::V2 => HEADER + 1,
+        }
+    }
+
+    /// Appends a record holding `payload` to `out`.
+    pub fn frame(self, out: &mut Vec<u8>, payload: &[u8]) {
+        frame(out, payload);
+        if self == Framing::V2 {
+            out.push(COMMIT);
+        }
+    }
+}
+
+/// Appends a framed record holding `payload` to `out` (framing v1).
 pub fn frame(out: &mut Vec<u8>, payload: &[u8]) {
     let mut h = [0u8; HEADER];
     h[0..4].copy_from_slice(&(payload.len() as u32).to_le_bytes());
@@ -76,7 +123,14 @@ fn zeros_to_end(data: &[u8], pos: usize) -> bool {
     data[pos..].iter().all(|&b| b == 0)
 }
 
-fn record_at(data: &[u8], pos: usize) -> At<'_> {
+fn record_at(data: &[u8], pos: usize, framing: Framing) -> At<'_> {
+    match framing {
+        Framing::V1 => record_at_v1(data, pos),
+        Framing::V2 => record_at_v2(data, pos),
+    }
+}
+
+fn record_at_v1(data: &[u8], pos: usize) -> At<'_> {
     let (Some(len), Some(hc)) = (u32_at(data, pos), u32_at(data, pos + 8)) else {
         return At::Torn(format!(
             "incomplete record header ({} bytes)",
@@ -116,32 +170,103 @@ fn record_at(data: &[u8], pos: usize) -> At<'_> {
     At::Record(payload)
 }
 
-/// Parses the records of `data` starting at `start` (after the magic), up to the end of the
-/// log or its first bad record.
+/// A record of framing v2 at `pos`, which the caller has checked is not followed by zeros
+/// only (that is the clean end).
+fn record_at_v2(data: &[u8], pos: usize) -> At<'_> {
+    let (Some(len), Some(hc)) = (u32_at(data, pos), u32_at(data, pos + 8)) else {
+        return At::Torn(format!(
+            "incomplete record header ({} bytes)",
+            data.len() - pos
+        ));
+    };
+    if crc(&data[pos..pos + 8]) != hc {
+        if zeros_to_end(data, pos + HEADER) {
+            return At::Torn("record header written in part".into());
+        }
+        return At::Bad {
+            reason: "bad record header checksum".into(),
+            len: None,
+        };
+    }
+    let len = len as usize;
+    if len > MAX_PAYLOAD {
+        return At::Bad {
+            reason: format!("record length {len} is absurd"),
+            len: None,
+        };
+    }
+    let start = pos + HEADER;
+    let Some(&marker) = data.get(start + len) else {
+        return At::Torn(format!(
+            "record of {len} bytes runs past the end of the file ({} bytes left)",
+            data.len() - start
+        ));
+    };
+    let payload = &data[start..start + len];
+    if marker == 0 {
+        if zeros_to_end(data, start + len + 1) {
+            return At::Torn("record without its commit byte (unfinished write)".into());
+        }
+        return At::Bad {
+            reason: "record without its commit byte followed by data (a write torn in its \
+                     middle, or damage)"
+                .into(),
+            len: Some(len),
+        };
+    }
+    if marker != COMMIT {
+        return At::Bad {
+            reason: format!("bad commit byte 0x{marker:02x}"),
+            len: Some(len),
+        };
+    }
+    let want = u32_at(data, pos + 4).unwrap_or(0);
+    if crc(payload) != want {
+        return At::Bad {
+            reason: "bad record payload checksum".into(),
+            len: Some(len),
+        };
+    }
+    At::Record(payload)
+}
+
+/// Parses the records of `data` (framing v1) starting at `start` (after the magic), up to
+/// the end of the log or its first bad record.
 pub fn read_log(data: &[u8], start: usize) -> LogContents<'_> {
+    read_log_framed(data, start, Framing::V1)
+}
+
+/// What is at `pos` with `framing`, the clean end of a v2 log (only zeros left) included.
+fn next_at(data: &[u8], pos: usize, framing: Framing) -> Option<At<'_>> {
+    match record_at(data, pos, framing) {
+        At::Record(p) => Some(At::Record(p)),
+        _ if framing == Framing::V2 && zeros_to_end(data, pos) => None,
+        other => Some(other),
+    }
+}
+
+/// [`read_log`] for either framing.
+pub fn read_log_framed(data: &[u8], start: usize, framing: Framing) -> LogContents<'_> {
     let mut records = Vec::new();
     let mut pos = start;
     while pos < data.len() {
-        match record_at(data, pos) {
-            At::Record(p) => {
+        let end = match next_at(data, pos, framing) {
+            None => break,
+            Some(At::Record(p)) => {
                 records.push((pos as u64, p));
-                pos += HEADER + p.len();
+                pos += framing.overhead() + p.len();
+                continue;
             }
-            At::Torn(reason) => {
-                let end = LogEnd::TornTail {
-                    offset: pos as u64,
-                    reason,
-                };
-                return LogContents { records, end };
-            }
-            At::Bad { reason, .. } => {
-                let end = LogEnd::Corrupt {
-                    offset: pos as u64,
-                    reason,
-                };
-                return LogContents { records, end };
-            }
-        }
+            Some(At::Torn(reason)) => LogEnd::TornTail {
+                offset: pos as u64,
+                reason,
+            },
+            Some(At::Bad { reason, .. }) => LogEnd::Corrupt {
+                offset: pos as u64,
+                reason,
+            },
+        };
+        return LogContents { records, end };
     }
     LogContents {
         records,
@@ -173,23 +298,48 @@ pub struct Damage<'a> {
     pub payload: Option<&'a [u8]>,
 }
 
-/// Reads a whole log for checking and salvage: after a damaged record the reader resumes at
-/// the next record (right after it when its header is intact, else at the next offset where
-/// a valid record starts), so that every problem is reported and every intact record found.
+/// Reads a whole log (framing v1) for checking and salvage: after a damaged record the reader
+/// resumes at the next record (right after it when its header is intact, else at the next
+/// offset where a valid record starts), so that every problem is reported and every intact
+/// record found.
 pub fn scan_log(data: &[u8], start: usize) -> LogScan<'_> {
+    scan_log_framed(data, start, Framing::V1)
+}
+
+/// The next offset after `pos` where a valid record starts, or the end of `data`. Only
+/// offsets before the last non-zero byte can start one (a record ends in a non-zero byte
+/// with framing v2; with v1 the search is the same, zeros never being a valid header).
+fn next_record_after(data: &[u8], pos: usize, framing: Framing) -> usize {
+    let Some(last) = data.iter().rposition(|&b| b != 0) else {
+        return data.len();
+    };
+    (pos + 1..=last)
+        .find(|&q| {
+            // A valid header first: cheap, and never true of zeros.
+            let Some(hc) = u32_at(data, q + 8) else {
+                return false;
+            };
+            crc(&data[q..q + 8]) == hc && matches!(record_at(data, q, framing), At::Record(_))
+        })
+        .unwrap_or(data.len())
+}
+
+/// [`scan_log`] for either framing.
+pub fn scan_log_framed(data: &[u8], start: usize, framing: Framing) -> LogScan<'_> {
     let mut out = LogScan::default();
     let mut pos = start;
     while pos < data.len() {
-        match record_at(data, pos) {
-            At::Record(p) => {
+        match next_at(data, pos, framing) {
+            None => break,
+            Some(At::Record(p)) => {
                 out.records.push((pos as u64, p));
-                pos += HEADER + p.len();
+                pos += framing.overhead() + p.len();
             }
-            At::Torn(reason) => {
+            Some(At::Torn(reason)) => {
                 out.torn = Some((pos as u64, reason));
                 break;
             }
-            At::Bad { reason, len } => {
+            Some(At::Bad { reason, len }) => {
                 let payload = len.and_then(|l| data.get(pos + HEADER..pos + HEADER + l));
                 out.damage.push(Damage {
                     offset: pos as u64,
@@ -197,10 +347,8 @@ pub fn scan_log(data: &[u8], start: usize) -> LogScan<'_> {
                     payload,
                 });
                 pos = match len {
-                    Some(len) => pos + HEADER + len,
-                    None => (pos + 1..data.len())
-                        .find(|&q| matches!(record_at(data, q), At::Record(_)))
-                        .unwrap_or(data.len()),
+                    Some(len) => pos + framing.overhead() + len,
+                    None => next_record_after(data, pos, framing),
                 };
             }
         }
@@ -271,5 +419,127 @@ mod tests {
         let found: Vec<u64> = s.records.iter().map(|r| r.0).collect();
         assert_eq!(found, vec![offsets[0], offsets[2], offsets[4], offsets[5]]);
         assert!(s.torn.is_none());
+    }
+
+    /// A v2 log of `n` records followed by `pad` zeros, and the records' `(offset, length)`.
+    fn log_v2(n: usize, pad: usize) -> (Vec<u8>, Vec<(usize, usize)>) {
+        let mut v = b"MAGICMAG".to_vec();
+        let mut at = Vec::new();
+        for i in 0..n {
+            let start = v.len();
+            Framing::V2.frame(&mut v, format!("record number {i}").as_bytes());
+            at.push((start, v.len() - start));
+        }
+        v.resize(v.len() + pad, 0);
+        (v, at)
+    }
+
+    #[test]
+    fn v2_zeros_after_the_last_record_are_a_clean_end() {
+        for pad in [0, 1, 12, 13, 4096] {
+            let (l, _) = log_v2(5, pad);
+            let c = read_log_framed(&l, 8, Framing::V2);
+            assert_eq!((c.records.len(), c.end), (5, LogEnd::Clean), "pad {pad}");
+            let s = scan_log_framed(&l, 8, Framing::V2);
+            assert_eq!((s.records.len(), s.damage.len(), s.torn), (5, 0, None));
+        }
+        // The v1 reader sees a zero-filled tail as torn: the framings differ.
+        let (l, _) = log_v2(0, 100);
+        assert!(read_log_framed(&l, 8, Framing::V2).records.is_empty());
+    }
+
+    #[test]
+    fn v2_a_prefix_of_the_last_record_then_zeros_is_a_torn_tail() {
+        let (full, at) = log_v2(5, 0);
+        let (off, len) = at[4];
+        for cut in off + 1..off + len {
+            for pad in [0, 7, 600] {
+                let mut l = full[..cut].to_vec();
+                l.resize(off + len + pad, 0);
+                let c = read_log_framed(&l, 8, Framing::V2);
+                assert_eq!(c.records.len(), 4, "cut {cut} pad {pad}");
+                assert!(
+                    matches!(c.end, LogEnd::TornTail { offset, .. } if offset == off as u64),
+                    "cut {cut} pad {pad}: {:?}",
+                    c.end
+                );
+                let s = scan_log_framed(&l, 8, Framing::V2);
+                assert!(s.damage.is_empty() && s.torn.is_some(), "cut {cut}: {s:?}");
+            }
+            // The file may also end inside the record (a crash while it was extended).
+            let c = read_log_framed(&full[..cut], 8, Framing::V2);
+            assert!(matches!(c.end, LogEnd::TornTail { .. }), "cut {cut}");
+        }
+    }
+
+    #[test]
+    fn v2_every_bit_flip_in_a_record_is_corruption_even_in_the_last_one() {
+        let (l, at) = log_v2(5, 64);
+        let end = at[4].0 + at[4].1;
+        for byte in 8..end {
+            for bit in 0..8 {
+                let mut m = l.clone();
+                m[byte] ^= 1 << bit;
+                let c = read_log_framed(&m, 8, Framing::V2);
+                assert!(
+                    matches!(c.end, LogEnd::Corrupt { .. }),
+                    "flip at {byte}.{bit}: {:?}",
+                    c.end
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn v2_a_bit_flip_in_the_zeros_after_the_last_record_is_never_a_record() {
+        let (l, at) = log_v2(3, 200);
+        let end = at[2].0 + at[2].1;
+        for byte in end..l.len() {
+            let mut m = l.clone();
+            m[byte] ^= 1 << (byte % 8);
+            let c = read_log_framed(&m, 8, Framing::V2);
+            assert_eq!(c.records.len(), 3, "flip at {byte}");
+            // Within the first header's bytes it may be a header written in part (torn);
+            // further on it is damage. Never a clean end.
+            match c.end {
+                LogEnd::TornTail { offset, .. } => {
+                    assert!(byte < end + HEADER, "flip at {byte}");
+                    assert_eq!(offset, end as u64);
+                }
+                LogEnd::Corrupt { .. } => {}
+                LogEnd::Clean => panic!("flip at {byte} read as a clean end"),
+            }
+        }
+    }
+
+    #[test]
+    fn v2_a_write_torn_in_its_middle_is_corruption() {
+        let (l, at) = log_v2(4, 100);
+        let (off, len) = at[3];
+        // The end of the record (commit byte) reached the disk, a middle part did not.
+        for hole in off + 1..off + len - 1 {
+            let mut m = l.clone();
+            let to = (hole + 8).min(off + len - 1);
+            m[hole..to].fill(0);
+            if m == l {
+                continue;
+            }
+            let c = read_log_framed(&m, 8, Framing::V2);
+            assert_eq!(c.records.len(), 3, "hole at {hole}");
+            assert!(
+                matches!(c.end, LogEnd::Corrupt { .. }),
+                "hole at {hole}: {:?}",
+                c.end
+            );
+        }
+        // A record whose commit byte is missing while later bytes are not zero.
+        let (l, at) = log_v2(4, 100);
+        let mut m = l.clone();
+        m[at[2].0 + at[2].1 - 1] = 0;
+        let c = read_log_framed(&m, 8, Framing::V2);
+        assert_eq!(c.records.len(), 2);
+        assert!(matches!(c.end, LogEnd::Corrupt { .. }), "{:?}", c.end);
+        let s = scan_log_framed(&m, 8, Framing::V2);
+        assert_eq!((s.records.len(), s.damage.len()), (3, 1));
     }
 }

@@ -1,9 +1,17 @@
 //! The write-ahead log: one shared log for all stripes, one record per write batch.
 //!
-//! File `wal-{number:06}.log` = magic `STRWAL01` + records framed by [`crate::record`]. The
-//! payload of a record is one batch: `seq u64 LE | count varint | op*`, where an op is
-//! `0x01 key value` (put) or `0x00 key` (delete), each byte string varint-length-prefixed.
-//! Every op of a batch carries the batch's sequence number; a later op on the same key wins.
+//! File `wal-{number:06}.log` = a magic + records framed by [`crate::record`]. The payload of
+//! a record is one batch: `seq u64 LE | count varint | op*`, where an op is `0x01 key value`
+//! (put) or `0x00 key` (delete), each byte string varint-length-prefixed. Every op of a batch
+//! carries the batch's sequence number; a later op on the same key wins.
+//!
+//! Two versions are read; version 2 is written:
+//! - **v1** (`STRWAL01`, framing v1): records appended; the file ends after the last one.
+//! - **v2** (`STRWAL02`, framing v2: each record ends in a commit byte): the file is
+//!   pre-written with zeros in [`PREALLOC`] chunks and records are written in place, so that
+//!   a synced write changes no file size (on ext4 an `fdatasync` that must also make a new
+//!   size durable commits the journal; one that only writes data does not). Zeros after the
+//!   last record are that preallocated space, a clean end.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -12,10 +20,44 @@ use crate::coding::{get_bytes, get_varint, put_bytes, put_varint, u64_at};
 use crate::engine::Op;
 use crate::error::{Error, FormatError, Result};
 use crate::fs::{FileSyncer, Fs, WritableFile};
-use crate::record::{self, LogEnd};
+use crate::record::{self, Framing, LogEnd};
 
-/// Magic at the start of every WAL file.
+/// Magic of a WAL of version 1 (read, no longer written).
 pub const WAL_MAGIC: &[u8; 8] = b"STRWAL01";
+/// Magic of a WAL of version 2 (written now).
+pub const WAL_MAGIC_V2: &[u8; 8] = b"STRWAL02";
+/// Bytes of the magic (the same for every version).
+pub const MAGIC_LEN: usize = 8;
+/// A WAL of version 2 is pre-written with zeros up to the next multiple of this size.
+pub const PREALLOC: u64 = 1 << 20;
+
+/// The framing of a WAL from its first bytes: `None` when they are not a known magic.
+pub fn framing_of(data: &[u8]) -> Option<Framing> {
+    match data.get(..MAGIC_LEN)? {
+        m if m == WAL_MAGIC => Some(Framing::V1),
+        m if m == WAL_MAGIC_V2 => Some(Framing::V2),
+        _ => None,
+    }
+}
+
+/// True when `data` is a prefix of a magic, or only zeros (of any length): what a crash while
+/// the file was created can leave (a file system may make a new size durable before the
+/// bytes). Such a file never held an acknowledged record.
+pub fn is_unwritten(data: &[u8]) -> bool {
+    data.len() < MAGIC_LEN
+        && (data.iter().zip(WAL_MAGIC).all(|(a, b)| a == b)
+            || data.iter().zip(WAL_MAGIC_V2).all(|(a, b)| a == b))
+        || data.iter().all(|&b| b == 0)
+}
+
+/// False when a WAL file certainly holds no record: no more than its magic, or a version 2
+/// magic followed by zeros only (a WAL created and never written).
+pub fn may_hold_records(data: &[u8]) -> bool {
+    if data.len() <= MAGIC_LEN {
+        return false;
+    }
+    !(framing_of(data) == Some(Framing::V2) && data[MAGIC_LEN..].iter().all(|&b| b == 0))
+}
 
 pub use crate::filename::{parse_wal_name, wal_name};
 
@@ -79,21 +121,35 @@ pub fn decode_batch(p: &[u8]) -> std::result::Result<(u64, Vec<Op>), FormatError
     Ok((seq, ops))
 }
 
-/// Appends batches to one WAL file.
+/// Writes batches into one WAL file (version 2).
 pub struct WalWriter {
     file: Box<dyn WritableFile>,
     syncer: Arc<dyn FileSyncer>,
     number: u64,
+    /// End of the last record: where the next one is written.
     bytes: u64,
+    /// Length of the file: zeros from `bytes` to here.
+    allocated: u64,
     buf: Vec<u8>,
+    framed: Vec<u8>,
 }
 
+/// Records of this size or more are written past the end of a full WAL without extending it
+/// with zeros first (see [`WalWriter::append`]).
+pub const BIG_RECORD: usize = 64 * 1024;
+
+/// Zeros written per call when the WAL is extended.
+static ZEROS: [u8; 64 * 1024] = [0; 64 * 1024];
+
 impl WalWriter {
-    /// Creates WAL file `number` in `dir` (and makes its directory entry durable).
+    /// Creates WAL file `number` in `dir`, pre-written with zeros up to [`PREALLOC`], and makes
+    /// it and its directory entry durable.
     pub fn create(fs: &dyn Fs, dir: &Path, number: u64) -> Result<WalWriter> {
         let path = dir.join(wal_name(number));
         let mut file = fs.create(&path).map_err(Error::io(&path))?;
-        file.append(WAL_MAGIC).map_err(Error::io(&path))?;
+        file.append(WAL_MAGIC_V2).map_err(Error::io(&path))?;
+        let magic = WAL_MAGIC_V2.len() as u64;
+        extend(file.as_mut(), magic, PREALLOC).map_err(Error::io(&path))?;
         file.sync().map_err(Error::io(&path))?;
         fs.sync_dir(dir).map_err(Error::io(dir))?;
         let syncer = file.syncer().map_err(Error::io(&path))?;
@@ -101,25 +157,37 @@ impl WalWriter {
             file,
             syncer,
             number,
-            bytes: WAL_MAGIC.len() as u64,
+            bytes: magic,
+            allocated: PREALLOC,
             buf: Vec::new(),
+            framed: Vec::new(),
         })
     }
 
-    /// Appends one batch (to the OS buffers).
+    /// Writes one batch (to the OS buffers) after the last record. When a record smaller
+    /// than [`BIG_RECORD`] does not fit the preallocated space, the file is first extended
+    /// with zeros to the next multiple of [`PREALLOC`] past it (the sync that follows makes
+    /// the new size durable once, and the next syncs find the space written). A bigger record
+    /// is written past the end without zeros: the size change is shared by its many ops, and
+    /// writing zeros first would only double its copy.
     pub fn append(&mut self, seq: u64, ops: &[Op]) -> std::io::Result<()> {
-        let mut payload = std::mem::take(&mut self.buf);
-        payload.clear();
-        encode_batch(&mut payload, seq, ops);
-        let mut framed = Vec::with_capacity(payload.len() + record::HEADER);
-        record::frame(&mut framed, &payload);
-        self.buf = payload;
-        self.file.append(&framed)?;
-        self.bytes += framed.len() as u64;
+        self.buf.clear();
+        encode_batch(&mut self.buf, seq, ops);
+        self.framed.clear();
+        Framing::V2.frame(&mut self.framed, &self.buf);
+        let end = self.bytes + self.framed.len() as u64;
+        if end > self.allocated && self.framed.len() < BIG_RECORD {
+            let to = end.div_ceil(PREALLOC) * PREALLOC;
+            extend(self.file.as_mut(), self.allocated, to)?;
+            self.allocated = to;
+        }
+        self.file.write_at(self.bytes, &self.framed)?;
+        self.bytes = end;
+        self.allocated = self.allocated.max(end);
         Ok(())
     }
 
-    /// Syncs what was appended.
+    /// Syncs what was written.
     pub fn sync(&mut self) -> std::io::Result<()> {
         self.file.sync()
     }
@@ -134,10 +202,22 @@ impl WalWriter {
         self.number
     }
 
-    /// Bytes written to this file.
+    /// Bytes of records written to this file, the magic included (not the zeros after them).
     pub fn bytes(&self) -> u64 {
         self.bytes
     }
+}
+
+/// Writes zeros to a file of length `from` until it is `to` bytes long. Positional writes
+/// only: after a record written past the end the append position is not the end.
+fn extend(file: &mut dyn WritableFile, from: u64, to: u64) -> std::io::Result<()> {
+    let mut at = from;
+    while at < to {
+        let n = ((to - at) as usize).min(ZEROS.len());
+        file.write_at(at, &ZEROS[..n])?;
+        at += n as u64;
+    }
+    Ok(())
 }
 
 /// The batches recovered from one WAL file.
@@ -148,15 +228,14 @@ pub struct Recovered {
     pub torn_at: Option<u64>,
 }
 
-/// Reads a WAL file. A torn tail (an incomplete last record, see [`crate::record`]) is
+/// Reads a WAL file of either version. A torn tail (an incomplete last record, see
+/// [`crate::record`]) is
 /// accepted only when `last` (the newest log); any other damage — a complete record failing
 /// its checksum or not decoding — is [`Error::Corruption`] with the file and offset.
 pub fn read_wal(data: &[u8], path: &Path, last: bool) -> Result<Recovered> {
-    let magic = WAL_MAGIC.len();
-    if data.len() < magic {
-        // A crash right after the file was created: a prefix of the magic, or zeros.
-        let torn = data.iter().zip(WAL_MAGIC).all(|(a, b)| a == b) || data.iter().all(|&b| b == 0);
-        if last && torn {
+    if data.len() < MAGIC_LEN || is_unwritten(data) {
+        // A crash while the file was created: a prefix of the magic, or zeros.
+        if last && is_unwritten(data) {
             return Ok(Recovered {
                 batches: Vec::new(),
                 torn_at: Some(0),
@@ -164,10 +243,10 @@ pub fn read_wal(data: &[u8], path: &Path, last: bool) -> Result<Recovered> {
         }
         return Err(Error::corruption(path, 0, "WAL shorter than its magic"));
     }
-    if &data[..magic] != WAL_MAGIC {
+    let Some(framing) = framing_of(data) else {
         return Err(Error::corruption(path, 0, "bad WAL magic"));
-    }
-    let contents = record::read_log(data, magic);
+    };
+    let contents = record::read_log_framed(data, MAGIC_LEN, framing);
     let mut batches = Vec::with_capacity(contents.records.len());
     for (off, payload) in contents.records {
         let b = decode_batch(payload).map_err(|e| e.in_file(path, off + record::HEADER as u64))?;
@@ -194,6 +273,42 @@ pub fn read_wal(data: &[u8], path: &Path, last: bool) -> Result<Recovered> {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn writer_preallocates_for_small_records_and_appends_big_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        let fs = crate::fs::RealFs;
+        let mut w = WalWriter::create(&fs, dir.path(), 7).unwrap();
+        let path = dir.path().join(wal_name(7));
+        let len = || std::fs::metadata(&path).unwrap().len();
+        assert_eq!(len(), PREALLOC);
+        let small = |i: u64| vec![Op::Put(i.to_be_bytes().to_vec(), vec![7; 100])];
+        let big = vec![Op::Put(b"big".to_vec(), vec![9; 3 * PREALLOC as usize / 2])];
+        let mut want = Vec::new();
+        let mut seq = 0;
+        let mut push = |w: &mut WalWriter, ops: Vec<Op>| {
+            seq += 1;
+            w.append(seq, &ops).unwrap();
+            want.push((seq, ops));
+        };
+        for i in 0..10_000 {
+            push(&mut w, small(i)); // crosses the first MiB: extended with zeros
+        }
+        assert_eq!(len(), 2 * PREALLOC);
+        push(&mut w, big.clone()); // past the end, no zeros after it
+        assert_eq!(len(), w.bytes());
+        push(&mut w, small(1)); // extended again
+        assert_eq!(len(), w.bytes().div_ceil(PREALLOC) * PREALLOC);
+        w.sync().unwrap();
+        let data = std::fs::read(&path).unwrap();
+        assert_eq!(&data[..8], WAL_MAGIC_V2);
+        let r = read_wal(&data, &path, false).unwrap();
+        assert_eq!(r.torn_at, None);
+        assert_eq!(r.batches, want);
+        // The file may also end right after its last record.
+        let r = read_wal(&data[..w.bytes() as usize], &path, false).unwrap();
+        assert_eq!(r.batches.len(), want.len());
+    }
 
     proptest! {
         #[test]

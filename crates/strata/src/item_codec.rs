@@ -221,10 +221,14 @@ pub(crate) struct Reader<'a> {
 }
 
 impl<'a> Reader<'a> {
+    #[cold]
+    #[inline(never)]
     pub(crate) fn err(&self, reason: impl Into<String>) -> Error {
         self.err_at(self.pos, reason)
     }
 
+    #[cold]
+    #[inline(never)]
     pub(crate) fn err_at(&self, offset: usize, reason: impl Into<String>) -> Error {
         Error::Corrupt {
             what: "item".into(),
@@ -233,13 +237,15 @@ impl<'a> Reader<'a> {
         }
     }
 
+    #[inline]
     pub(crate) fn byte(&mut self) -> Result<u8, Error> {
-        let b = *self
-            .buf
-            .get(self.pos)
-            .ok_or_else(|| self.err("unexpected end"))?;
-        self.pos += 1;
-        Ok(b)
+        match self.buf.get(self.pos) {
+            Some(&b) => {
+                self.pos += 1;
+                Ok(b)
+            }
+            None => Err(self.err("unexpected end")),
+        }
     }
 
     #[inline]

@@ -394,6 +394,32 @@ impl Table {
         Ok((!is_empty(&range)).then_some(range))
     }
 
+    /// True when every key of the partition inside [`Table::query_range`]'s range satisfies
+    /// `c` (in key order), so that items need not be checked one by one. Only claimed for one
+    /// ascending, NULL-first integer sort field and `eq` / `gt` / `ge` / `between` on integers:
+    /// the native encoding of integers is order-preserving and prefix-free (its tag carries the
+    /// length), the key ends with that one element, and a NULL (tag `02`, below every integer
+    /// tag) lies below each of these ranges — so `[enc(lo), enc(hi) ‖ FE)` holds exactly the
+    /// integers in `[lo, hi]`. `lt` / `le` ranges start at the partition and take in its NULLs.
+    fn range_decides(&self, c: &SortCondition) -> bool {
+        use SortCondition::*;
+        let [f] = self.schema().sort.as_slice() else {
+            return false;
+        };
+        if f.kind != strata_key::Kind::Int
+            || f.order != crate::schema::Direction::Asc
+            || f.nulls != crate::schema::Nulls::First
+        {
+            return false;
+        }
+        let int = |v: &[Value]| matches!(v, [Value::Int(_)]);
+        match c {
+            Eq(v) | Gt(v) | Ge(v) => int(v),
+            Between(lo, hi) => int(lo) && int(hi),
+            Lt(_) | Le(_) | BeginsWith(_) => false,
+        }
+    }
+
     fn check_condition(&self, c: &SortCondition) -> Result<()> {
         for v in c.values() {
             self.check_sort_prefix(v)?;
@@ -476,6 +502,8 @@ impl Table {
         if is_empty(&range) {
             return Ok(Rows::empty(self, decode));
         }
+        // Where the key range alone decides the condition, items are not re-checked.
+        let sort = sort.filter(|c| !self.range_decides(c));
         let filter = RowFilter::Query { prefix, sort };
         self.rows(range, dir, q.limit, filter, decode)
     }

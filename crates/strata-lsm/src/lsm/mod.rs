@@ -238,6 +238,13 @@ impl LsmEngine {
         &self.inner.partitioner
     }
 
+    /// [`Engine::get`] without copying the value: `f` borrows it (from the memtable or the
+    /// cached block) and its result is returned; `Ok(None)` when the key has no value.
+    pub fn get_with<R>(&self, key: &[u8], f: impl FnOnce(&[u8]) -> R) -> Result<Option<R>> {
+        self.inner.check_open()?;
+        self.inner.get_at_with(key, None, f)
+    }
+
     /// True when the engine was opened with [`LsmEngine::open_read_only`].
     pub fn is_read_only(&self) -> bool {
         self.inner.read_only

@@ -128,8 +128,8 @@ fn find_database(fs: &dyn Fs, dir: &Path, names: &[String]) -> Result<Option<Man
         let data_file = match FileKind::parse(n) {
             Some(FileKind::Sst(..)) => true,
             Some(FileKind::Wal(_)) => fs
-                .open(&dir.join(n))
-                .map(|f| f.len() > wal::WAL_MAGIC.len() as u64)
+                .read(&dir.join(n))
+                .map(|d| wal::may_hold_records(&d))
                 .unwrap_or(true),
             _ => false,
         };

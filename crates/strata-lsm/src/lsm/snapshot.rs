@@ -18,7 +18,7 @@ use std::sync::Arc;
 
 use super::concat::ConcatIter;
 use super::inner::Inner;
-use super::version::{lookup_version_hashed, overlaps_range, StripeVersion};
+use super::version::{lookup_version_ref, overlaps_range, StripeVersion};
 use crate::engine::{Cursor, CursorPairs, Direction, KeyRange, KvIter, Snapshot};
 use crate::error::{Error, Result};
 use crate::iter::{DbIter, InternalIter, LevelIter, MergingIter, SourceIter, StripeIter};
@@ -32,6 +32,16 @@ impl Inner {
     /// The latest value of `key` at `seq` (`None`: the visible sequence; `Some(u64::MAX)`:
     /// including unsynced writes).
     pub fn get_at(&self, key: &[u8], seq: Option<u64>) -> Result<Option<Vec<u8>>> {
+        self.get_at_with(key, seq, <[u8]>::to_vec)
+    }
+
+    /// [`Inner::get_at`], handing the value (borrowed, not copied) to `f`.
+    pub fn get_at_with<R>(
+        &self,
+        key: &[u8],
+        seq: Option<u64>,
+        f: impl FnOnce(&[u8]) -> R,
+    ) -> Result<Option<R>> {
         let s = self.stripe_of(key);
         let (view, seq) = {
             let st = read(&self.state);
@@ -46,7 +56,7 @@ impl Inner {
                 seq,
             )
         };
-        view.get(key, seq)
+        view.get_with(key, seq, f)
     }
 
     /// The view of stripe `s` now, and the visible sequence.
@@ -123,16 +133,24 @@ pub(super) struct StripeView {
 impl StripeView {
     /// The value of `key` (of this stripe) at `seq`.
     fn get(&self, key: &[u8], seq: u64) -> Result<Option<Vec<u8>>> {
+        self.get_with(key, seq, <[u8]>::to_vec)
+    }
+
+    /// The value of `key` at `seq`, borrowed by `f` (nothing is copied).
+    fn get_with<R>(&self, key: &[u8], seq: u64, f: impl FnOnce(&[u8]) -> R) -> Result<Option<R>> {
         let hash = key_hash(key);
-        if let Some(v) = self.active.get_hashed(key, hash, seq) {
-            return Ok(v);
+        if let Some(v) = self.active.get_ref(key, hash, seq) {
+            return Ok(v.map(f));
         }
-        if let Some(f) = &self.frozen {
-            if let Some(v) = f.get_hashed(key, hash, u64::MAX) {
-                return Ok(v);
+        if let Some(m) = &self.frozen {
+            if let Some(v) = m.get_ref(key, hash, u64::MAX) {
+                return Ok(v.map(f));
             }
         }
-        Ok(lookup_version_hashed(&self.version, key, hash)?.flatten())
+        Ok(
+            lookup_version_ref(&self.version, key, hash)?
+                .and_then(|(b, r)| b.value_slice(r).map(f)),
+        )
     }
 
     /// The sources of this stripe that can hold keys of `range`, newest first, as one

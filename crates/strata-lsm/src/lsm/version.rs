@@ -5,7 +5,8 @@ use std::sync::Arc;
 
 use crate::error::Result;
 use crate::manifest::LEVELS;
-use crate::memtable::Value;
+use crate::sst::block::{Block, ValueRef};
+use crate::sst::keycmp;
 use crate::sst::table::{FileMeta, Table};
 
 /// Something that knows its file's metadata: an open [`Table`], or just the [`FileMeta`]
@@ -103,19 +104,24 @@ pub fn overlaps_range(t: &Table, lo: &Bound<Vec<u8>>, hi: &Bound<Vec<u8>>) -> bo
     above_lo && below_hi
 }
 
-/// Looks a key up in the files of a stripe: `None` when no file has it. `hash` is the key's
-/// [`crate::sst::bloom::key_hash`] (computed once per point read).
-pub fn lookup_version_hashed(v: &StripeVersion, key: &[u8], hash: u64) -> Result<Option<Value>> {
+/// Looks a key up in the files of a stripe: `None` when no file has it, else the block that
+/// holds its newest entry and where in it the value lies (the value is not copied). `hash` is
+/// the key's [`crate::sst::bloom::key_hash`] (computed once per point read).
+pub fn lookup_version_ref(
+    v: &StripeVersion,
+    key: &[u8],
+    hash: u64,
+) -> Result<Option<(Block, ValueRef)>> {
     for t in &v.levels[0] {
-        if let Some(val) = t.get(key, hash)? {
-            return Ok(Some(val));
+        if let Some(found) = t.get_ref(key, hash)? {
+            return Ok(Some(found));
         }
     }
     for level in &v.levels[1..] {
-        let i = level.partition_point(|t| t.meta.largest.as_slice() < key);
+        let i = level.partition_point(|t| keycmp::lt(&t.meta.largest, key));
         if let Some(t) = level.get(i) {
-            if let Some(val) = t.get(key, hash)? {
-                return Ok(Some(val));
+            if let Some(found) = t.get_ref(key, hash)? {
+                return Ok(Some(found));
             }
         }
     }

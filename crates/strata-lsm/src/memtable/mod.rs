@@ -3,9 +3,11 @@
 //! Entries are ordered by (user key ascending, sequence descending), so that a reader at
 //! snapshot `s` finds the newest version of a key with `seq <= s` by seeking to `(key, s)`.
 //! Writers insert one at a time (a mutex); readers never lock: a [`MemIter`] walks the list
-//! while writers insert and hands out slices of the nodes (see [`skiplist`]).
+//! while writers insert and hands out slices of the nodes (see [`skiplist`]). A point read
+//! does not search the list: a hash index ([`index`]) maps each key to the node of its newest
+//! version.
 
-pub mod filter;
+pub mod index;
 pub mod skiplist;
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering as AtOrd};
@@ -14,7 +16,7 @@ use std::sync::{Arc, Mutex};
 use crate::error::Result;
 use crate::iter::InternalIter;
 use crate::sst::bloom::key_hash;
-use filter::MemFilter;
+use index::{Found, MemIndex};
 use skiplist::{Node, SkipList, Writer};
 
 /// A value or a tombstone (`None`).
@@ -35,7 +37,7 @@ pub struct Memtable {
     list: SkipList,
     writer: Mutex<Writer>,
     bytes: AtomicUsize,
-    filter: MemFilter,
+    index: MemIndex,
 }
 
 impl Default for Memtable {
@@ -56,7 +58,7 @@ impl Memtable {
             list,
             writer: Mutex::new(writer),
             bytes: AtomicUsize::new(0),
-            filter: MemFilter::default(),
+            index: MemIndex::default(),
         }
     }
 
@@ -66,11 +68,20 @@ impl Memtable {
         let mut w = self.writer();
         let mut added = 0;
         for (k, v) in entries {
-            self.filter.insert(key_hash(&k));
-            self.list.insert(&mut w, &k, seq, v.as_deref());
-            added += charge(&k, v.as_deref());
+            added += self.insert_one(&mut w, &k, seq, v.as_deref());
         }
         self.bytes.fetch_add(added, AtOrd::Relaxed);
+        added
+    }
+
+    /// Inserts one entry into the list and the index; returns the bytes charged (the entry,
+    /// and any index table the insert allocated).
+    fn insert_one(&self, w: &mut Writer, k: &[u8], seq: u64, v: Option<&[u8]>) -> usize {
+        let mut added = charge(k, v);
+        if let Some(node) = self.list.insert(w, k, seq, v) {
+            // SAFETY: the node belongs to `self.list`, which lives as long as the index.
+            added += unsafe { self.index.insert(k, key_hash(k), seq, node) };
+        }
         added
     }
 
@@ -91,9 +102,7 @@ impl Memtable {
         let mut w = self.writer();
         let mut added = 0;
         for (k, v) in entries {
-            self.filter.insert(key_hash(k));
-            self.list.insert(&mut w, k, seq, v);
-            added += charge(k, v);
+            added += self.insert_one(&mut w, k, seq, v);
         }
         self.bytes.fetch_add(added, AtOrd::Relaxed);
         added
@@ -118,13 +127,36 @@ impl Memtable {
     /// [`Memtable::get`] with the key's [`key_hash`] already computed (a point read computes
     /// it once for the memtables and the files' filters).
     pub fn get_hashed(&self, key: &[u8], hash: u64, seq: u64) -> Option<Value> {
-        if !self.filter.may_contain(hash) {
-            return None;
+        self.get_ref(key, hash, seq).map(|v| v.map(<[u8]>::to_vec))
+    }
+
+    /// [`Memtable::get_hashed`] without copying: the value is borrowed from the memtable.
+    pub fn get_ref(&self, key: &[u8], hash: u64, seq: u64) -> Option<Option<&[u8]>> {
+        // SAFETY: the index holds nodes of `self.list`, alive as long as `self`.
+        let newest = match unsafe { self.index.find(key, hash) } {
+            Found::Absent => return None,
+            Found::Node(n) => n,
+            Found::Unknown => self.list.seek(key, seq)?,
+        };
+        // Versions of a key follow each other, newest first: skip those above `seq`.
+        let mut n = newest;
+        loop {
+            // SAFETY: nodes of `self.list` live as long as `self`.
+            let (k, s) = unsafe { (n.key(), n.seq()) };
+            if k != key {
+                return None;
+            }
+            if s <= seq {
+                // SAFETY: as above.
+                return Some(unsafe { n.value() });
+            }
+            n = self.list.next(n)?;
         }
-        let n = self.list.seek(key, seq)?;
-        // SAFETY: `self` keeps the list alive for the duration of the borrow.
-        let (k, v) = unsafe { (n.key(), n.value()) };
-        (k == key).then(|| v.map(<[u8]>::to_vec))
+    }
+
+    /// Bytes of the hash index (charged to the budget as it grows).
+    pub fn index_bytes(&self) -> usize {
+        self.index.bytes()
     }
 
     /// Calls `f` on every user key with its newest version, in key order (for a flush: the

@@ -49,6 +49,18 @@ impl Node {
         NonNull::new(p).map(Node)
     }
 
+    /// The node's address, its provenance exposed so that [`Node::from_exposed_addr`] may
+    /// turn the number back into this node (the memtable's hash index stores addresses).
+    pub fn expose_addr(self) -> usize {
+        self.raw().expose_provenance()
+    }
+
+    /// The node at an address from [`Node::expose_addr`] (`None` for 0). Using the node is
+    /// subject to the same contract as any node: its list must be alive.
+    pub fn from_exposed_addr(addr: usize) -> Option<Node> {
+        Node::from_raw(std::ptr::with_exposed_provenance_mut(addr))
+    }
+
     /// # Safety
     /// `self` must point to a node of a list that is still alive.
     unsafe fn u32_at(self, off: usize) -> u32 {
@@ -303,11 +315,18 @@ impl SkipList {
         p
     }
 
-    /// Inserts an entry; returns the bytes it took. An entry equal to an existing `(key,
-    /// seq)` goes before it, so it wins (a later op of one batch on the same key).
+    /// Inserts an entry; returns its node (`None` only if the allocator returned null, which
+    /// it does not). An entry equal to an existing `(key, seq)` goes before it, so it wins (a
+    /// later op of one batch on the same key).
     ///
     /// `w` must be this list's writer.
-    pub fn insert(&self, w: &mut Writer, key: &[u8], seq: u64, value: Option<&[u8]>) -> usize {
+    pub fn insert(
+        &self,
+        w: &mut Writer,
+        key: &[u8],
+        seq: u64,
+        value: Option<&[u8]>,
+    ) -> Option<Node> {
         let klen = u32::try_from(key.len())
             .unwrap_or(u32::MAX - 1)
             .min(u32::MAX - 1);
@@ -341,9 +360,7 @@ impl SkipList {
                 ptr::copy_nonoverlapping(v.as_ptr(), p.add(kat + key.len()), v.len());
             }
         }
-        let Some(node) = Node::from_raw(p) else {
-            return 0;
-        };
+        let node = Node::from_raw(p)?;
         // SAFETY: the slots exist (level < height) and are only accessed atomically.
         unsafe {
             let back = if prev[0] == self.head {
@@ -364,7 +381,7 @@ impl SkipList {
                 s.link(OFF_PREV).store(p, AtOrd::Release);
             }
         }
-        size
+        Some(node)
     }
 }
 

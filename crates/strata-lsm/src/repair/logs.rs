@@ -4,8 +4,8 @@ use super::Job;
 use crate::error::{Error, Result};
 use crate::filename::FileKind;
 use crate::manifest::ManifestState;
-use crate::record::{self, HEADER};
-use crate::wal::{self, WalWriter, WAL_MAGIC};
+use crate::record::{self, Framing};
+use crate::wal::{self, WalWriter};
 
 impl Job<'_> {
     /// Step 4: the WALs to replay, up to the first damaged record; the damaged WAL's intact
@@ -31,19 +31,22 @@ impl Job<'_> {
             let path = self.path(&name);
             let data = self.fs.read(&path).map_err(Error::io(&path))?;
             let last = i + 1 == numbers.len();
-            if data.len() < WAL_MAGIC.len() || &data[..WAL_MAGIC.len()] != WAL_MAGIC {
-                if data.len() < WAL_MAGIC.len() && last {
+            let framing = match wal::framing_of(&data) {
+                Some(f) => f,
+                None if wal::is_unwritten(&data) && last => {
                     continue; // created, never written: a torn tail
                 }
-                self.r
-                    .lost
-                    .push(format!("{name}: bad magic, its records are lost"));
-                return self.move_wals_aside(&numbers[i..]);
-            }
-            let Some((offset, reason, good_end)) = first_damage(&data, last) else {
+                None => {
+                    self.r
+                        .lost
+                        .push(format!("{name}: bad magic, its records are lost"));
+                    return self.move_wals_aside(&numbers[i..]);
+                }
+            };
+            let Some((offset, reason, good_end)) = first_damage(&data, framing, last) else {
                 continue;
             };
-            let after = record::scan_log(&data, WAL_MAGIC.len())
+            let after = record::scan_log_framed(&data, wal::MAGIC_LEN, framing)
                 .records
                 .iter()
                 .filter(|(o, _)| *o > offset)
@@ -52,7 +55,7 @@ impl Job<'_> {
                 "{name}: damaged at offset {offset} ({reason}); {after} intact record(s) after \
                  it are not replayed"
             ));
-            self.copy_prefix(state, &name, &data[..good_end])?;
+            self.copy_prefix(state, &name, &data[..good_end], framing)?;
             return self.move_wals_aside(&numbers[i..]);
         }
         Ok(())
@@ -60,11 +63,17 @@ impl Job<'_> {
 
     /// Copies the records of `prefix` (the intact start of WAL `name`) into a new WAL, which
     /// is replayed after the earlier ones.
-    fn copy_prefix(&mut self, state: &mut ManifestState, name: &str, prefix: &[u8]) -> Result<()> {
+    fn copy_prefix(
+        &mut self,
+        state: &mut ManifestState,
+        name: &str,
+        prefix: &[u8],
+        framing: Framing,
+    ) -> Result<()> {
         let mut w = WalWriter::create(self.fs.as_ref(), &self.dir, state.next_file)?;
         state.next_file += 1;
         let to = self.path(&wal::wal_name(w.number()));
-        let records = record::read_log(prefix, WAL_MAGIC.len()).records;
+        let records = record::read_log_framed(prefix, wal::MAGIC_LEN, framing).records;
         for (_, payload) in &records {
             if let Ok((seq, ops)) = wal::decode_batch(payload) {
                 w.append(seq, &ops).map_err(Error::io(&to))?;
@@ -85,9 +94,12 @@ impl Job<'_> {
             let name = wal::wal_name(*n);
             if i > 0 {
                 let data = self.fs.read(&self.path(&name)).unwrap_or_default();
-                let records = record::scan_log(&data, WAL_MAGIC.len().min(data.len()))
-                    .records
-                    .len();
+                let records = match wal::framing_of(&data) {
+                    Some(f) => record::scan_log_framed(&data, wal::MAGIC_LEN, f)
+                        .records
+                        .len(),
+                    None => 0,
+                };
                 self.r.lost.push(format!(
                     "{name}: written after the damage; its {records} record(s) are not replayed"
                 ));
@@ -100,14 +112,14 @@ impl Job<'_> {
 
 /// The first damaged record of a WAL (`last`: the newest, where a torn tail is allowed):
 /// its offset, what is wrong, and where the intact records before it end.
-fn first_damage(data: &[u8], last: bool) -> Option<(u64, String, usize)> {
-    let log = record::read_log(data, WAL_MAGIC.len());
-    let mut good_end = WAL_MAGIC.len();
+fn first_damage(data: &[u8], framing: Framing, last: bool) -> Option<(u64, String, usize)> {
+    let log = record::read_log_framed(data, wal::MAGIC_LEN, framing);
+    let mut good_end = wal::MAGIC_LEN;
     for (off, payload) in &log.records {
         if let Err(e) = wal::decode_batch(payload) {
             return Some((*off, e.what, good_end));
         }
-        good_end = *off as usize + HEADER + payload.len();
+        good_end = *off as usize + framing.overhead() + payload.len();
     }
     match log.end {
         record::LogEnd::Corrupt { offset, reason } => Some((offset, reason, good_end)),

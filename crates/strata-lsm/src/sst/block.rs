@@ -8,6 +8,7 @@
 
 use std::sync::Arc;
 
+use super::keycmp;
 use crate::coding::{get_varint, put_varint, u32_at};
 use crate::error::FormatError;
 
@@ -57,6 +58,16 @@ impl BlockBuilder {
             interval: interval.max(1),
             since: 0,
             spacing: usize::MAX,
+        }
+    }
+
+    /// An empty builder with a restart point every `interval` entries or after `spacing`
+    /// bytes of entries (`usize::MAX`: by count only).
+    #[cfg(test)]
+    pub(crate) fn with_spacing(interval: usize, spacing: usize) -> BlockBuilder {
+        BlockBuilder {
+            spacing,
+            ..BlockBuilder::with_restart_interval(interval)
         }
     }
 
@@ -178,7 +189,28 @@ impl Block {
         self.restarts
     }
 
-    fn restart(&self, i: usize) -> Result<usize, BlockError> {
+    /// A block whose restart count is already known (from its [`super::point::PointIndex`],
+    /// built from these bytes): the layout is checked against the length only, so the block's
+    /// last bytes are not read.
+    pub fn with_restart_count(data: Arc<Vec<u8>>, n: usize) -> Result<Block, BlockError> {
+        let restarts = n
+            .checked_mul(4)
+            .and_then(|b| data.len().checked_sub(4 + b))
+            .ok_or_else(|| FormatError::new(0, "restart count does not fit in the block"))?;
+        Ok(Block {
+            data,
+            restarts,
+            num_restarts: n,
+        })
+    }
+
+    /// Number of restart points.
+    pub fn restart_count(&self) -> usize {
+        self.num_restarts
+    }
+
+    /// Offset of restart point `i`.
+    pub(crate) fn restart(&self, i: usize) -> Result<usize, BlockError> {
         let r = u32_at(&self.data, self.restarts + 4 * i)
             .ok_or_else(|| FormatError::new(self.restarts, "bad restart"))?
             as usize;
@@ -267,7 +299,7 @@ impl Block {
     /// The whole key stored at restart point `i` (restart entries share no prefix), read in
     /// place.
     #[inline]
-    fn restart_key(&self, i: usize) -> Result<&[u8], BlockError> {
+    pub(crate) fn restart_key(&self, i: usize) -> Result<&[u8], BlockError> {
         let pos = self.restart(i)?;
         let (shared, unshared, _, p) = self.header(pos)?;
         if shared != 0 {
@@ -283,7 +315,7 @@ impl Block {
         let (mut lo, mut hi) = (0usize, self.num_restarts);
         while hi - lo > 1 {
             let mid = (lo + hi) / 2;
-            if self.restart_key(mid)? < target {
+            if keycmp::lt(self.restart_key(mid)?, target) {
                 lo = mid;
             } else {
                 hi = mid;
@@ -329,7 +361,17 @@ impl Block {
         if self.num_restarts == 0 {
             return Ok(None);
         }
-        let mut pos = self.restart_before(target)?;
+        let pos = self.restart_before(target)?;
+        self.scan_for(pos, target)
+    }
+
+    /// The entry whose key equals `target`, scanning from `pos`: the offset of a restart point
+    /// whose key is below `target` (or the first one).
+    pub(crate) fn scan_for(
+        &self,
+        mut pos: usize,
+        target: &[u8],
+    ) -> Result<Option<ValueRef>, BlockError> {
         let d = &self.data[..self.restarts];
         // `matched` = length of the common prefix of the previous key and `target`; the
         // previous key is below `target` (before the first entry: the empty key).
@@ -399,10 +441,16 @@ impl Block {
 
     /// The value bytes of an entry.
     pub fn value(&self, v: ValueRef) -> Option<Vec<u8>> {
+        self.value_slice(v).map(<[u8]>::to_vec)
+    }
+
+    /// The value bytes of an entry, borrowed from the block (`None`: tombstone).
+    pub fn value_slice(&self, v: ValueRef) -> Option<&[u8]> {
         if v.tombstone {
             None
         } else {
-            Some(self.data[v.off as usize..(v.off + v.len) as usize].to_vec())
+            self.data
+                .get(v.off as usize..v.off as usize + v.len as usize)
         }
     }
 }

@@ -8,6 +8,8 @@ use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::{Arc, Mutex};
 
+use super::block::Block;
+use super::point::PointIndex;
 use crate::sync::lock;
 
 const SHARDS: usize = 16;
@@ -34,10 +36,23 @@ impl Hasher for KeyHasher {
 }
 
 /// A cached block with its CLOCK reference bit, held in the map itself: a hit touches the
-/// map's bucket and the block, nothing in between.
+/// map's bucket and the block, nothing in between. A block that a point read asked for also
+/// keeps its [`PointIndex`] (`None`: not built yet; `Some(None)`: the block has none).
 struct Entry {
     block: Arc<Vec<u8>>,
     referenced: bool,
+    point: Option<Option<PointIndex>>,
+}
+
+impl Entry {
+    /// Bytes charged: the block and its point index.
+    fn size(&self) -> usize {
+        self.block.len()
+            + self
+                .point
+                .as_ref()
+                .map_or(0, |p| p.as_ref().map_or(0, PointIndex::bytes))
+    }
 }
 
 #[derive(Default)]
@@ -65,7 +80,7 @@ impl Shard {
                 }
                 Some(_) => {
                     if let Some(e) = self.map.remove(&key) {
-                        self.bytes -= e.block.len();
+                        self.bytes -= e.size();
                     }
                     // The last key moves into slot `i`, which the hand visits next.
                     self.ring.swap_remove(i);
@@ -108,6 +123,28 @@ impl BlockCache {
         Some(Arc::clone(&e.block))
     }
 
+    /// The cached block with its point index, built (and charged) on the block's first
+    /// point read.
+    pub fn get_point(&self, file: u64, off: u64) -> Option<(Arc<Vec<u8>>, Option<PointIndex>)> {
+        let key = (file, off);
+        let mut s = self.shard(key);
+        let e = s.map.get_mut(&key)?;
+        e.referenced = true;
+        if let Some(p) = &e.point {
+            return Some((Arc::clone(&e.block), p.clone()));
+        }
+        let p = Block::new(Arc::clone(&e.block))
+            .ok()
+            .and_then(|b| PointIndex::build(&b));
+        e.point = Some(p.clone());
+        let out = (Arc::clone(&e.block), p);
+        let added = out.1.as_ref().map_or(0, PointIndex::bytes);
+        s.bytes += added;
+        // The entry was just referenced, so the sweep keeps it.
+        s.evict(self.per_shard);
+        Some(out)
+    }
+
     /// Inserts a block, evicting blocks beyond capacity (a block larger than a shard's share
     /// is not kept).
     pub fn insert(&self, file: u64, off: u64, block: Arc<Vec<u8>>) {
@@ -115,7 +152,7 @@ impl BlockCache {
         let key = (file, off);
         let mut s = self.shard(key);
         if let Some(old) = s.map.remove(&key) {
-            s.bytes -= old.block.len();
+            s.bytes -= old.size();
             s.ring.retain(|k| *k != key);
         }
         if size > self.per_shard {
@@ -128,6 +165,7 @@ impl BlockCache {
             Entry {
                 block,
                 referenced: false,
+                point: None,
             },
         );
         s.bytes += size;
@@ -141,7 +179,7 @@ impl BlockCache {
             s.map.retain(|k, e| {
                 let keep = k.0 != file;
                 if !keep {
-                    freed += e.block.len();
+                    freed += e.size();
                 }
                 keep
             });
@@ -187,7 +225,7 @@ mod tests {
     fn check_invariants(c: &BlockCache) {
         for sh in &c.shards {
             let s = lock(sh);
-            let sum: usize = s.map.values().map(|e| e.block.len()).sum();
+            let sum: usize = s.map.values().map(Entry::size).sum();
             assert_eq!(s.bytes, sum, "bytes counted");
             assert!(s.bytes <= c.per_shard, "shard over its share");
             let mut ring = s.ring.clone();
@@ -208,13 +246,25 @@ mod tests {
             for (op, file, off, size) in ops {
                 match op {
                     0 | 1 => {
-                        let b = vec![(off as u8) ^ (size as u8); size];
+                        // Op 1 caches a real block (it gets a point index), op 0 bytes.
+                        let b = if op == 1 {
+                            let mut bb = super::super::block::BlockBuilder::new();
+                            for i in 0..size as u32 / 8 {
+                                bb.add(&i.to_be_bytes(), Some(&[op; 3]));
+                            }
+                            bb.finish()
+                        } else {
+                            vec![(off as u8) ^ (size as u8); size]
+                        };
                         c.insert(file, off, Arc::new(b.clone()));
                         last.insert((file, off), b);
                     }
                     2 => {
                         if let Some(b) = c.get(file, off) {
                             proptest::prop_assert_eq!(Some(b.as_ref()), last.get(&(file, off)));
+                        }
+                        if let Some((b, _)) = c.get_point(file, off ^ 1) {
+                            proptest::prop_assert_eq!(Some(b.as_ref()), last.get(&(file, off ^ 1)));
                         }
                     }
                     _ => c.forget_file(file),

@@ -3,6 +3,7 @@
 //! searches these arrays (no pointer per key to follow), which keeps the index compact and its
 //! probes cache-friendly.
 
+use super::keycmp;
 use super::table::IndexEntry;
 
 /// The decoded index of one SST.
@@ -105,7 +106,7 @@ impl FlatIndex {
             let below = if h != th {
                 h < th
             } else {
-                self.last_key(mid) < target
+                keycmp::lt(self.last_key(mid), target)
             };
             if below {
                 lo = mid + 1;

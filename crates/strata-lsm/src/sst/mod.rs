@@ -6,4 +6,6 @@ pub mod bloom;
 pub mod cache;
 pub mod index;
 pub mod iter;
+pub mod keycmp;
+pub mod point;
 pub mod table;

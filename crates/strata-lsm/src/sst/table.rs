@@ -11,10 +11,11 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use super::block::{Block, BlockBuilder};
+use super::block::{Block, BlockBuilder, ValueRef};
 use super::bloom;
 use super::cache::BlockCache;
 use super::index::FlatIndex;
+use super::keycmp;
 use crate::coding::{crc, get_varint, put_varint, u32_at, u64_at};
 use crate::error::{Error, FormatError, Result};
 use crate::fs::{Fs, ReadableFile, WritableFile};
@@ -454,7 +455,13 @@ impl Table {
 
     /// Looks a key up: `None` when absent from this file, `Some(None)` for a tombstone.
     pub fn get(&self, key: &[u8], hash: u64) -> Result<Option<Value>> {
-        if key < self.meta.smallest.as_slice() || key > self.meta.largest.as_slice() {
+        Ok(self.get_ref(key, hash)?.map(|(b, v)| b.value(v)))
+    }
+
+    /// Looks a key up without copying its value: `None` when absent from this file, else the
+    /// block holding the entry and where in it the value lies ([`Block::value_slice`]).
+    pub fn get_ref(&self, key: &[u8], hash: u64) -> Result<Option<(Block, ValueRef)>> {
+        if keycmp::lt(key, &self.meta.smallest) || keycmp::lt(&self.meta.largest, key) {
             return Ok(None);
         }
         if !self.bloom.may_contain(hash) {
@@ -464,14 +471,27 @@ impl Table {
         if i == self.index.len() {
             return Ok(None);
         }
-        let b = self.block(i)?;
-        match b
-            .get(key)
-            .map_err(|e| self.err(self.index.handle(i).0, e))?
-        {
-            Some(v) => Ok(Some(b.value(v))),
-            None => Ok(None),
-        }
+        let off = self.index.handle(i).0;
+        let (b, found) = match self.cache.get_point(self.meta.id, off) {
+            // A cached block: its point index finds the restart point.
+            Some((data, Some(pi))) => {
+                let b = Block::with_restart_count(data, pi.restart_count())
+                    .map_err(|e| self.err(off, e))?;
+                let found = pi.get(&b, key);
+                (b, found)
+            }
+            Some((data, None)) => {
+                let b = Block::new(data).map_err(|e| self.err(off, e))?;
+                let found = b.get(key);
+                (b, found)
+            }
+            None => {
+                let b = self.block(i)?;
+                let found = b.get(key);
+                (b, found)
+            }
+        };
+        Ok(found.map_err(|e| self.err(off, e))?.map(|v| (b, v)))
     }
 }
 
