@@ -7,7 +7,7 @@
 use std::cmp::Ordering;
 
 use libfuzzer_sys::fuzz_target;
-use strata_key::codec::native::{decode_with_orders, prefix_len, NativeCodec, Order};
+use strata_key::codec::native::{decode_with_orders, int_prefix, prefix_len, NativeCodec, Order};
 use strata_key::{Decimal, TupleCodec, Value};
 
 fn check_canonical(data: &[u8]) -> Option<Vec<(Value, Order)>> {
@@ -138,6 +138,13 @@ fuzz_target!(|data: &[u8]| {
     }
     check_serde_strings(data, whole.as_deref());
     drop(whole);
+    // The integer reader of the stripe choice: whenever it answers, the first element is that
+    // ascending integer and has that length.
+    if let Some((v, len)) = int_prefix(data) {
+        let first = decode_with_orders(&data[..len]).expect("int_prefix read a valid element");
+        assert_eq!(first, vec![(Value::Int(v), Order::default())]);
+        assert_eq!(prefix_len(data, 1), Some(len));
+    }
     let _ = strata_key::from_key::<serde::de::IgnoredAny>(data);
     let _ = strata_key::from_key::<(u64, String, Option<i32>, Vec<u8>)>(data);
     let _ = strata_key::from_key::<(Decimal, Option<Decimal>)>(data);

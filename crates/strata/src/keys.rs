@@ -243,12 +243,16 @@ impl KeyBuilder<'_> {
 
     /// The key, with `h` from [`Self::hash`].
     pub(crate) fn finish(mut self, h: u16) -> Vec<u8> {
-        let (hb, hl) = native::int_bytes(i64::from(h));
+        // `h` is encoded after the fields, then moved into the gap.
+        let end = self.out.len();
+        native::encode_int_element(i128::from(h), Order::default(), &mut self.out);
+        let hl = self.out.len() - end;
         let gap = self.gap();
         let idl = self.layout.id_bytes.len();
         let start = gap - hl - idl;
+        self.out.copy_within(end.., gap - hl);
+        self.out.truncate(end);
         self.out[start..start + idl].copy_from_slice(&self.layout.id_bytes);
-        self.out[start + idl..gap].copy_from_slice(&hb[..hl]);
         if start > 0 {
             self.out.drain(..start);
         }

@@ -266,6 +266,75 @@ impl Entries {
     }
 }
 
+/// Moves the entries of a map (its bytes `out[first..]`) into name order, recording each
+/// entry's final (name start, value start) in `placed`; refuses a name given twice. The bytes
+/// are copied aside once (on the stack for a typical row) and written back in order.
+fn reorder_by_name(
+    out: &mut [u8],
+    first: usize,
+    entries: &[Entry],
+    placed: &mut [(usize, usize)],
+) -> R {
+    let end = out.len();
+    let n = entries.len();
+    let mut order_inline = [0usize; 8];
+    let mut order_heap = Vec::new();
+    let order: &mut [usize] = if n <= order_inline.len() {
+        &mut order_inline[..n]
+    } else {
+        order_heap.resize(n, 0);
+        &mut order_heap
+    };
+    for (i, o) in order.iter_mut().enumerate() {
+        *o = i;
+    }
+    {
+        let out: &[u8] = out;
+        let name = |i: usize| &out[entries[i].name_at..entries[i].value_at];
+        // Names compare by their first 8 bytes in one word, then in full on a tie.
+        let cmp = |a: usize, b: usize| {
+            entries[a]
+                .head
+                .cmp(&entries[b].head)
+                .then_with(|| name(a).cmp(name(b)))
+        };
+        if n <= 8 {
+            insertion_sort(order, cmp);
+        } else {
+            order.sort_unstable_by(|&a, &b| cmp(a, b));
+        }
+        if let Some(w) = order
+            .windows(2)
+            .find(|w| entries[w[0]].head == entries[w[1]].head && name(w[0]) == name(w[1]))
+        {
+            return Err(SerError(format!(
+                "attribute {:?} appears twice",
+                String::from_utf8_lossy(name(w[0]))
+            )));
+        }
+    }
+    // The entries' bytes, copied aside (on the stack for a typical row).
+    let mut stack = [0u8; 256];
+    let heap;
+    let region: &[u8] = if end - first <= stack.len() {
+        stack[..end - first].copy_from_slice(&out[first..end]);
+        &stack[..end - first]
+    } else {
+        heap = out[first..end].to_vec();
+        &heap
+    };
+    let mut w = first;
+    for (p, &i) in placed.iter_mut().zip(order.iter()) {
+        let e = entries[i];
+        let stop = entries.get(i + 1).map_or(end, |x| x.start);
+        let len = stop - e.start;
+        out[w..w + len].copy_from_slice(&region[e.start - first..stop - first]);
+        *p = (w + (e.name_at - e.start), w + (e.value_at - e.start));
+        w += len;
+    }
+    Ok(())
+}
+
 /// Sorts a few indices (a struct's fields; at most 8) by `cmp`: insertion sort, no calls.
 #[inline]
 fn insertion_sort(v: &mut [usize], cmp: impl Fn(usize, usize) -> std::cmp::Ordering) {
@@ -356,7 +425,6 @@ impl<'a, 'k> MapEnc<'a, 'k> {
 
     fn finish(mut self) -> R {
         let first = self.count_at + self.count_len;
-        let end = self.out.len();
         let entries = self.entries.as_slice();
         let n = entries.len();
         // Final (name start, value start) of each entry, in name order.
@@ -373,61 +441,7 @@ impl<'a, 'k> MapEnc<'a, 'k> {
                 *p = (e.name_at, e.value_at);
             }
         } else {
-            let mut order_inline = [0usize; 8];
-            let mut order_heap = Vec::new();
-            let order: &mut [usize] = if n <= order_inline.len() {
-                &mut order_inline[..n]
-            } else {
-                order_heap.resize(n, 0);
-                &mut order_heap
-            };
-            for (i, o) in order.iter_mut().enumerate() {
-                *o = i;
-            }
-            {
-                let out: &Vec<u8> = self.out;
-                let name = |i: usize| &out[entries[i].name_at..entries[i].value_at];
-                // Names compare by their first 8 bytes in one word, then in full on a tie.
-                let cmp = |a: usize, b: usize| {
-                    entries[a]
-                        .head
-                        .cmp(&entries[b].head)
-                        .then_with(|| name(a).cmp(name(b)))
-                };
-                if n <= 8 {
-                    insertion_sort(order, cmp);
-                } else {
-                    order.sort_unstable_by(|&a, &b| cmp(a, b));
-                }
-                if let Some(w) = order
-                    .windows(2)
-                    .find(|w| entries[w[0]].head == entries[w[1]].head && name(w[0]) == name(w[1]))
-                {
-                    return Err(SerError(format!(
-                        "attribute {:?} appears twice",
-                        String::from_utf8_lossy(name(w[0]))
-                    )));
-                }
-            }
-            // The entries' bytes, copied aside (on the stack for a typical row).
-            let mut stack = [0u8; 256];
-            let heap;
-            let region: &[u8] = if end - first <= stack.len() {
-                stack[..end - first].copy_from_slice(&self.out[first..end]);
-                &stack[..end - first]
-            } else {
-                heap = self.out[first..end].to_vec();
-                &heap
-            };
-            let mut w = first;
-            for (p, &i) in placed.iter_mut().zip(order.iter()) {
-                let e = entries[i];
-                let stop = entries.get(i + 1).map_or(end, |x| x.start);
-                let len = stop - e.start;
-                self.out[w..w + len].copy_from_slice(&region[e.start - first..stop - first]);
-                *p = (w + (e.name_at - e.start), w + (e.value_at - e.start));
-                w += len;
-            }
+            reorder_by_name(self.out, first, entries, placed)?;
         }
         // The count: in place when its length is the one reserved, else moved in.
         let mut count = [0u8; 19];

@@ -323,13 +323,6 @@ pub(crate) fn encode_u64(v: u64, out: &mut Vec<u8>) {
 /// and cut back to its length.
 #[inline(always)]
 pub(crate) fn encode_i64(x: i64, out: &mut Vec<u8>) {
-    let (buf, n) = i64_word(x);
-    put_cut(out, buf, n);
-}
-
-/// The element of [`encode_i64`] as the first `len` bytes of 9: `(bytes, len)`.
-#[inline(always)]
-pub(crate) fn i64_word(x: i64) -> ([u8; 9], usize) {
     let sign = x >> 63; // 0 or −1
                         // One's complement of a negative gives its magnitude class index: −1 → 0.
     let m = (x ^ sign) as u64;
@@ -354,7 +347,7 @@ pub(crate) fn i64_word(x: i64) -> ([u8; 9], usize) {
     let mut buf = [0u8; 9];
     buf[0] = tag;
     buf[1..].copy_from_slice(&word.to_be_bytes());
-    (buf, 1 + class.p as usize)
+    put_cut(out, buf, 1 + class.p as usize);
 }
 
 /// Integers beyond `i64`: the general `u128` path (one code for both signs: negatives use

@@ -267,14 +267,6 @@ pub fn int_prefix(bytes: &[u8]) -> Option<(i128, usize)> {
     Some((v, r.pos))
 }
 
-/// The ascending encoding of an integer that fits an `i64`, as the first `len` bytes of a
-/// 9-byte array: `(bytes, len)`. The same bytes [`NativeCodec::encode_element`] appends for
-/// `Value::Int(x)` ascending.
-#[inline]
-pub fn int_bytes(x: i64) -> ([u8; 9], usize) {
-    int::i64_word(x)
-}
-
 /// Appends an integer as one top-level element with `order`: the bytes
 /// [`NativeCodec::encode_element`] appends for `Value::Int(v)` (without building a `Value`).
 #[inline]
@@ -516,12 +508,6 @@ mod element_helpers {
             let mut out = pre.clone();
             encode_bytes_element(&b, order, &mut out);
             prop_assert_eq!(&out, &want(Value::Bytes(b.clone())));
-            if let Ok(x) = i64::try_from(i) {
-                let (w, n) = int_bytes(x);
-                let mut asc = Vec::new();
-                NativeCodec::encode_element(&Value::Int(i), Order::ASC, &mut asc).unwrap();
-                prop_assert_eq!(&w[..n], &asc[..]);
-            }
         }
 
         /// `int_prefix` reads an ascending integer element exactly as the decoder does, and
