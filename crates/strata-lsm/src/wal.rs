@@ -28,8 +28,21 @@ pub const WAL_MAGIC: &[u8; 8] = b"STRWAL01";
 pub const WAL_MAGIC_V2: &[u8; 8] = b"STRWAL02";
 /// Bytes of the magic (the same for every version).
 pub const MAGIC_LEN: usize = 8;
-/// A WAL of version 2 is pre-written with zeros up to the next multiple of this size.
+/// A WAL of version 2 is pre-written with zeros up to the next multiple of its chunk size,
+/// at most this (see [`prealloc_for`]).
 pub const PREALLOC: u64 = 1 << 20;
+
+/// The smallest preallocation chunk.
+pub const MIN_PREALLOC: u64 = 4096;
+
+/// The preallocation chunk for an engine whose memtables freeze at half of
+/// `memtable_budget_bytes`: about what one memtable's WAL holds, between [`MIN_PREALLOC`] and
+/// [`PREALLOC`]. A small memtable (tests, fuzzing) then does not write 1 MiB of zeros per WAL.
+pub fn prealloc_for(memtable_budget_bytes: usize) -> u64 {
+    ((memtable_budget_bytes / 2) as u64)
+        .next_multiple_of(MIN_PREALLOC)
+        .clamp(MIN_PREALLOC, PREALLOC)
+}
 
 /// The framing of a WAL from its first bytes: `None` when they are not a known magic.
 pub fn framing_of(data: &[u8]) -> Option<Framing> {
@@ -130,6 +143,8 @@ pub struct WalWriter {
     bytes: u64,
     /// Length of the file: zeros from `bytes` to here.
     allocated: u64,
+    /// The file is extended with zeros to multiples of this.
+    chunk: u64,
     buf: Vec<u8>,
     framed: Vec<u8>,
 }
@@ -145,11 +160,18 @@ impl WalWriter {
     /// Creates WAL file `number` in `dir`, pre-written with zeros up to [`PREALLOC`], and makes
     /// it and its directory entry durable.
     pub fn create(fs: &dyn Fs, dir: &Path, number: u64) -> Result<WalWriter> {
+        WalWriter::create_with(fs, dir, number, PREALLOC)
+    }
+
+    /// [`WalWriter::create`] with zeros pre-written in chunks of `chunk` bytes (at least
+    /// [`MIN_PREALLOC`]) instead of [`PREALLOC`].
+    pub fn create_with(fs: &dyn Fs, dir: &Path, number: u64, chunk: u64) -> Result<WalWriter> {
+        let chunk = chunk.max(MIN_PREALLOC);
         let path = dir.join(wal_name(number));
         let mut file = fs.create(&path).map_err(Error::io(&path))?;
         file.append(WAL_MAGIC_V2).map_err(Error::io(&path))?;
         let magic = WAL_MAGIC_V2.len() as u64;
-        extend(file.as_mut(), magic, PREALLOC).map_err(Error::io(&path))?;
+        extend(file.as_mut(), magic, chunk).map_err(Error::io(&path))?;
         file.sync().map_err(Error::io(&path))?;
         fs.sync_dir(dir).map_err(Error::io(dir))?;
         let syncer = file.syncer().map_err(Error::io(&path))?;
@@ -158,7 +180,8 @@ impl WalWriter {
             syncer,
             number,
             bytes: magic,
-            allocated: PREALLOC,
+            allocated: chunk,
+            chunk,
             buf: Vec::new(),
             framed: Vec::new(),
         })
@@ -177,7 +200,7 @@ impl WalWriter {
         Framing::V2.frame(&mut self.framed, &self.buf);
         let end = self.bytes + self.framed.len() as u64;
         if end > self.allocated && self.framed.len() < BIG_RECORD {
-            let to = end.div_ceil(PREALLOC) * PREALLOC;
+            let to = end.div_ceil(self.chunk) * self.chunk;
             extend(self.file.as_mut(), self.allocated, to)?;
             self.allocated = to;
         }
@@ -308,6 +331,31 @@ mod tests {
         // The file may also end right after its last record.
         let r = read_wal(&data[..w.bytes() as usize], &path, false).unwrap();
         assert_eq!(r.batches.len(), want.len());
+    }
+
+    #[test]
+    fn small_memtables_preallocate_small_chunks() {
+        assert_eq!(prealloc_for(0), MIN_PREALLOC);
+        assert_eq!(prealloc_for(2048), MIN_PREALLOC);
+        assert_eq!(prealloc_for(3 * 4096), 2 * 4096);
+        assert_eq!(prealloc_for(64 << 20), PREALLOC);
+        let dir = tempfile::tempdir().unwrap();
+        let fs = crate::fs::RealFs;
+        let mut w = WalWriter::create_with(&fs, dir.path(), 3, prealloc_for(2048)).unwrap();
+        let path = dir.path().join(wal_name(3));
+        assert_eq!(std::fs::metadata(&path).unwrap().len(), MIN_PREALLOC);
+        let ops: Vec<_> = (0..100u64)
+            .map(|i| vec![Op::Put(i.to_be_bytes().to_vec(), vec![1; 100])])
+            .collect();
+        for (i, o) in ops.iter().enumerate() {
+            w.append(i as u64 + 1, o).unwrap();
+        }
+        w.sync().unwrap();
+        let len = std::fs::metadata(&path).unwrap().len();
+        assert_eq!(len, w.bytes().div_ceil(MIN_PREALLOC) * MIN_PREALLOC);
+        let r = read_wal(&std::fs::read(&path).unwrap(), &path, true).unwrap();
+        assert_eq!(r.batches.len(), 100);
+        assert_eq!(r.torn_at, None);
     }
 
     proptest! {

@@ -467,7 +467,9 @@ fn finish_read_write(
         }
     }
     sync_files(unsynced)?;
-    let wal = WalWriter::create(fs, dir, inner.next_file.fetch_add(1, Ordering::SeqCst))?;
+    let number = inner.next_file.fetch_add(1, Ordering::SeqCst);
+    let chunk = crate::wal::prealloc_for(inner.opts.memtable_budget_bytes);
+    let wal = WalWriter::create_with(fs, dir, number, chunk)?;
     mstate.log_number = wal.number();
     let manifest_number = inner.next_file.fetch_add(1, Ordering::SeqCst);
     mstate.next_file = inner.next_file.load(Ordering::SeqCst);

@@ -203,7 +203,8 @@ impl Inner {
         }
         self.sync_cv.notify_all();
         let number = self.next_file.fetch_add(1, Ordering::SeqCst);
-        let wal = match WalWriter::create(self.fs.as_ref(), &self.dir, number) {
+        let chunk = crate::wal::prealloc_for(self.opts.memtable_budget_bytes);
+        let wal = match WalWriter::create_with(self.fs.as_ref(), &self.dir, number, chunk) {
             Ok(w) => w,
             Err(e) => {
                 self.poison(&e);
