@@ -130,29 +130,44 @@ fn record_at(data: &[u8], pos: usize, framing: Framing) -> At<'_> {
     }
 }
 
-fn record_at_v1(data: &[u8], pos: usize) -> At<'_> {
+/// The payload length of the record header at `pos`, checked (both framings). A header whose
+/// checksum fails is a torn tail (`torn`) when only zeros follow from `zeros_from`, else damage.
+fn header_at<'a>(
+    data: &'a [u8],
+    pos: usize,
+    zeros_from: usize,
+    torn: &str,
+) -> Result<usize, At<'a>> {
     let (Some(len), Some(hc)) = (u32_at(data, pos), u32_at(data, pos + 8)) else {
-        return At::Torn(format!(
+        return Err(At::Torn(format!(
             "incomplete record header ({} bytes)",
             data.len() - pos
-        ));
+        )));
     };
     if crc(&data[pos..pos + 8]) != hc {
-        if zeros_to_end(data, pos) {
-            return At::Torn("zero-filled tail".into());
+        if zeros_to_end(data, zeros_from) {
+            return Err(At::Torn(torn.into()));
         }
-        return At::Bad {
+        return Err(At::Bad {
             reason: "bad record header checksum".into(),
             len: None,
-        };
+        });
     }
     let len = len as usize;
     if len > MAX_PAYLOAD {
-        return At::Bad {
+        return Err(At::Bad {
             reason: format!("record length {len} is absurd"),
             len: None,
-        };
+        });
     }
+    Ok(len)
+}
+
+fn record_at_v1(data: &[u8], pos: usize) -> At<'_> {
+    let len = match header_at(data, pos, pos, "zero-filled tail") {
+        Ok(len) => len,
+        Err(at) => return at,
+    };
     let start = pos + HEADER;
     let Some(payload) = data.get(start..start + len) else {
         return At::Torn(format!(
@@ -173,28 +188,10 @@ fn record_at_v1(data: &[u8], pos: usize) -> At<'_> {
 /// A record of framing v2 at `pos`, which the caller has checked is not followed by zeros
 /// only (that is the clean end).
 fn record_at_v2(data: &[u8], pos: usize) -> At<'_> {
-    let (Some(len), Some(hc)) = (u32_at(data, pos), u32_at(data, pos + 8)) else {
-        return At::Torn(format!(
-            "incomplete record header ({} bytes)",
-            data.len() - pos
-        ));
+    let len = match header_at(data, pos, pos + HEADER, "record header written in part") {
+        Ok(len) => len,
+        Err(at) => return at,
     };
-    if crc(&data[pos..pos + 8]) != hc {
-        if zeros_to_end(data, pos + HEADER) {
-            return At::Torn("record header written in part".into());
-        }
-        return At::Bad {
-            reason: "bad record header checksum".into(),
-            len: None,
-        };
-    }
-    let len = len as usize;
-    if len > MAX_PAYLOAD {
-        return At::Bad {
-            reason: format!("record length {len} is absurd"),
-            len: None,
-        };
-    }
     let start = pos + HEADER;
     let Some(&marker) = data.get(start + len) else {
         return At::Torn(format!(
