@@ -42,21 +42,8 @@ impl Inner {
         seq: Option<u64>,
         f: impl FnOnce(&[u8]) -> R,
     ) -> Result<Option<R>> {
-        let s = self.stripe_of(key);
-        let (view, seq) = {
-            let st = read(&self.state);
-            let seq = seq.unwrap_or_else(|| self.visible.load(Ordering::Acquire));
-            (
-                StripeView {
-                    stripe: s,
-                    active: Arc::clone(&st.active[s]),
-                    frozen: st.frozen.as_ref().map(|f| Arc::clone(&f.mems[s])),
-                    version: Arc::clone(&st.versions[s]),
-                },
-                seq,
-            )
-        };
-        view.get_with(key, seq, f)
+        let (view, now) = self.view_now(self.stripe_of(key));
+        view.get_with(key, seq.unwrap_or(now), f)
     }
 
     /// The view of stripe `s` now, and the visible sequence.

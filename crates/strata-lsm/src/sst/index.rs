@@ -24,7 +24,7 @@ pub struct FlatIndex {
 
 /// The 8 bytes of `key` from `at` as a big-endian integer, zero-padded past the end.
 #[inline]
-fn head(key: &[u8], at: usize) -> u64 {
+pub(crate) fn head(key: &[u8], at: usize) -> u64 {
     let rest = key.get(at..).unwrap_or(&[]);
     let mut b = [0u8; 8];
     let n = rest.len().min(8);

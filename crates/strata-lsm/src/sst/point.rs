@@ -13,22 +13,13 @@ use std::cmp::Ordering;
 use std::sync::Arc;
 
 use super::block::{Block, BlockError, ValueRef};
+use super::index::head;
 use super::keycmp;
 
 /// Longest shared prefix kept (when restart keys share more, its first 24 bytes).
 const MAX_PREFIX: usize = 24;
 /// Words before the heads: counts, then the prefix.
 const HEADER: usize = 1 + MAX_PREFIX / 8;
-
-/// The 8 bytes of `key` from `at` as a big-endian integer, zero-padded past the end.
-#[inline]
-fn head(key: &[u8], at: usize) -> u64 {
-    let rest = key.get(at..).unwrap_or(&[]);
-    let mut b = [0u8; 8];
-    let n = rest.len().min(8);
-    b[..n].copy_from_slice(&rest[..n]);
-    u64::from_be_bytes(b)
-}
 
 /// A block's point index: `[n | prefix_len << 32, prefix (24 bytes, big-endian words),
 /// head * n, restart offsets as u32 pairs]` in one allocation.
