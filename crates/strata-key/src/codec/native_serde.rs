@@ -632,17 +632,40 @@ impl<'de> KeyDeserializer<'de> {
         }
     }
 
+    /// An integer element. The direction comes from the tag byte without a branch (its sign
+    /// bit) and stays in a register, and every
+    /// byte that cannot start an element (`00`, `01`, `fe`, `ff`) unmasks to a tag outside the
+    /// integers, so one range check covers both.
     #[inline(always)]
     fn int(&mut self) -> Result<i128> {
-        let tag = self.begin_element()?;
         let at = self.r.pos;
-        if !(TAG_INT_MIN..=TAG_INT_MAX).contains(&tag) {
-            return Err(self.wrong_tag("an integer", tag));
+        let Some(&raw) = self.r_bytes().get(at) else {
+            return Err(self.int_error());
+        };
+        let mask = if self.level >= 2 {
+            self.r.mask
+        } else {
+            ((raw as i8) >> 7) as u8
+        };
+        let tag = raw ^ mask;
+        if tag.wrapping_sub(TAG_INT_MIN) > TAG_INT_MAX - TAG_INT_MIN {
+            return Err(self.int_error());
         }
-        self.r.pos += 1;
-        let v = self.r.int_after_tag(tag, at)?;
+        self.r.pos = at + 1;
+        let v = self.r.int_after_tag_masked(tag, at, mask)?;
+        // As after every top-level element: no mask is left set (an `Option` may have set it).
         self.end_element();
         Ok(v)
+    }
+
+    /// The error for an element at the cursor that is not an integer (or is missing).
+    #[cold]
+    #[inline(never)]
+    fn int_error(&mut self) -> KeySerdeError {
+        match self.begin_element() {
+            Err(e) => e,
+            Ok(tag) => self.wrong_tag("an integer", tag),
+        }
     }
 
     #[inline]
@@ -1027,6 +1050,13 @@ impl<'de> de::Deserializer<'de> for &mut KeyDeserializer<'de> {
             // A UUID: one 16-byte store, no loop.
             let a = c.to_le_bytes();
             self.r.pos += n + 1;
+            self.end_element();
+            return visitor.visit_bytes(&a[..n]);
+        }
+        if let Some((c, n, len)) = self.r.short16() {
+            // At most 16 bytes with two-byte codes (a UUID with bytes ≥ 0xfc).
+            let a = c.to_le_bytes();
+            self.r.pos += len;
             self.end_element();
             return visitor.visit_bytes(&a[..n]);
         }

@@ -402,33 +402,58 @@ impl Reader<'_> {
 
     #[inline(always)]
     pub(crate) fn int_after_tag(&mut self, tag: u8, at: usize) -> Result<i128, DecodeError> {
+        self.int_after_tag_masked(tag, at, self.mask)
+    }
+
+    /// [`Reader::int_after_tag`] with the element's direction mask given (`0x00` or `0xff`)
+    /// instead of read from the reader, so that a caller that just derived it from the tag
+    /// keeps it in a register.
+    #[inline(always)]
+    pub(crate) fn int_after_tag_masked(
+        &mut self,
+        tag: u8,
+        at: usize,
+        mask: u8,
+    ) -> Result<i128, DecodeError> {
         let f = &FAST_TAGS[tag as usize];
         if f.fast {
             // The magnitude fits a u64. Where the key has 8 bytes left, the payload (0 to 8
             // bytes) is read with one 8-byte load and no branch on its length.
             let p = usize::from(f.p);
-            let rest = self.bytes.get(self.pos..).unwrap_or_default();
-            let raw = match rest.first_chunk::<8>() {
-                Some(w) => u64::from_be_bytes(*w) >> f.shift,
+            let pos = self.pos;
+            let raw = match self.bytes.get(pos..pos.wrapping_add(8)) {
+                Some(w) => {
+                    let mut a = [0u8; 8];
+                    a.copy_from_slice(w);
+                    u64::from_be_bytes(a) >> f.shift
+                }
                 // Near the end of the key: byte by byte.
-                None => match self.bytes.get(self.pos..self.pos + p) {
-                    Some(b) => b.iter().fold(0u64, |acc, &b| (acc << 8) | u64::from(b)),
-                    None => return Err(self.short(p)),
-                },
+                None => self.int_payload_near_end(p)?,
             };
-            let mask = u64::from(self.mask) * 0x0101_0101_0101_0101;
+            // 0x00 or 0xff in every byte (sign extension).
+            let mask = mask as i8 as u64;
             let payload = (raw ^ mask ^ f.invert) & f.lanes;
             let last = payload as u8;
             // The last payload byte is never 0x00 or 0xff (no payload: `check` is 0).
             if last.wrapping_add(1) < f.check {
-                return Err(self.bad_last(self.pos + p - 1, last));
+                return Err(self.bad_last(pos + p - 1, last));
             }
-            self.pos += p;
+            self.pos = pos + p;
             // m = base + quotient × 254 + (last − 1); p = 0: payload and last are 0.
             let m = f.base.wrapping_add((payload >> 8) * 254 + u64::from(last));
             return Ok(if f.neg { !(m as i128) } else { m as i128 });
         }
         self.int_wide_after_tag(tag, at)
+    }
+
+    /// The `p` payload bytes of an integer that ends within 8 bytes of the key's end, as a
+    /// big-endian number (not yet unmasked).
+    #[inline(never)]
+    fn int_payload_near_end(&self, p: usize) -> Result<u64, DecodeError> {
+        match self.bytes.get(self.pos..self.pos + p) {
+            Some(b) => Ok(b.iter().fold(0u64, |acc, &b| (acc << 8) | u64::from(b))),
+            None => Err(self.short(p)),
+        }
     }
 
     /// Integers whose magnitude does not fit a `u64` (classes 9 and up).

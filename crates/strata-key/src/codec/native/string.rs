@@ -421,6 +421,55 @@ impl Reader<'_> {
         Some((c, n))
     }
 
+    /// A string of at most 16 content bytes at the cursor, escaped or not (a UUID with bytes
+    /// `≥ 0xfc`: one step per plain run or two-byte code, no stack buffer): its content in
+    /// the low lanes of a `u128` (zero above), its length, and the encoded length including the
+    /// terminator. The cursor does not move. `None` for anything else (longer, malformed, cut
+    /// off), which the general paths then decode or report.
+    #[inline]
+    pub(crate) fn short16(&self) -> Option<(u128, usize, usize)> {
+        let mut acc = 0u128;
+        let mut n = 0usize;
+        let mut i = self.pos;
+        // Each step either ends the loop or adds at least one content byte (n ≤ 16), so it
+        // runs at most 17 times.
+        loop {
+            let x = self.word_at(i);
+            let s = special_bytes(x);
+            let lane = if s == 0 {
+                8
+            } else {
+                (s.trailing_zeros() / 8) as usize
+            };
+            if n + lane > 16 {
+                return None;
+            }
+            // The plain lanes below `lane`, unshifted (no borrow crosses into them).
+            let keep = u64::MAX.checked_shr(64 - 8 * lane as u32).unwrap_or(0);
+            let plain = x.wrapping_sub(SHIFTS) & keep;
+            acc |= u128::from(plain).checked_shl(8 * n as u32).unwrap_or(0);
+            n += lane;
+            i += lane;
+            if s == 0 {
+                continue;
+            }
+            match (x >> (8 * lane)) as u8 {
+                // Past the end of the key lanes read 00, never the terminator.
+                STR_END if i < self.bytes.len() => return Some((acc, n, i + 1 - self.pos)),
+                STR_HIGH if n < 16 => {
+                    let c = self.bytes.get(i + 1)? ^ self.mask;
+                    if !(0x02..=0x05).contains(&c) {
+                        return None;
+                    }
+                    acc |= u128::from(c + 0xfa) << (8 * n);
+                    n += 1;
+                    i += 2;
+                }
+                _ => return None,
+            }
+        }
+    }
+
     /// The content of the string at the cursor in a new buffer, and whether it is all ASCII
     /// (false when unknown); moves past its terminator.
     #[inline]
@@ -527,6 +576,74 @@ mod tests {
     /// including right at the limit), returns `None` for longer ones with the cursor left in
     /// place, and refuses every truncation; `plain16` finds every plain string of at most 16
     /// bytes and nothing else; ascending and descending.
+    /// `short16` (the decoder of short strings with two-byte codes) decodes exactly the strings
+    /// of at most 16 bytes, agrees with `escaped_vec` on every input it accepts (also corrupt
+    /// and cut-off ones), and never reads a cut-off string.
+    #[test]
+    fn short16_agrees_with_escaped() {
+        for len in 0..=20usize {
+            let spots: [Vec<usize>; 6] = [
+                vec![],
+                vec![0],
+                vec![len.saturating_sub(1)],
+                vec![len / 2],
+                vec![0, len / 2, len.saturating_sub(1)],
+                (0..len).collect(),
+            ];
+            for (k, spot) in spots.iter().enumerate() {
+                let mut s: Vec<u8> = (0..len).map(|i| (i * 37 % 251) as u8).collect();
+                for (j, &at) in spot.iter().enumerate() {
+                    if at < len {
+                        s[at] = 0xfc + ((j + k) % 4) as u8;
+                    }
+                }
+                let mut enc = vec![0x33];
+                put_escaped(&mut enc, &s);
+                enc.push(0x44); // a next element
+                for mask in [0u8, 0xff] {
+                    let bytes: Vec<u8> = enc.iter().map(|b| b ^ mask).collect();
+                    let mut r = Reader::new(&bytes);
+                    r.mask = mask;
+                    r.pos = 1;
+                    match r.short16() {
+                        Some((c, n, l)) => {
+                            assert!(len <= 16);
+                            assert_eq!(&c.to_le_bytes()[..n], &s[..]);
+                            assert_eq!(c.checked_shr(8 * n as u32).unwrap_or(0), 0);
+                            assert_eq!(1 + l, bytes.len() - 1);
+                            assert_eq!(r.pos, 1);
+                        }
+                        None => assert!(len > 16, "{s:?}"),
+                    }
+                    for cut in 1..bytes.len() - 1 {
+                        let mut r = Reader::new(&bytes[..cut]);
+                        r.mask = mask;
+                        r.pos = 1;
+                        assert!(r.short16().is_none(), "{s:?} cut at {cut}");
+                    }
+                    for at in 1..bytes.len() {
+                        for v in [0x00u8, 0x01, 0x02, 0x06, 0xfd, 0xfe, 0xff] {
+                            let mut bad = bytes.clone();
+                            bad[at] = v;
+                            let mut r = Reader::new(&bad);
+                            r.mask = mask;
+                            r.pos = 1;
+                            let Some((c, n, l)) = r.short16() else {
+                                continue;
+                            };
+                            let mut r = Reader::new(&bad);
+                            r.mask = mask;
+                            r.pos = 1;
+                            let want = r.escaped_vec().expect("short16 accepted it");
+                            assert_eq!(&c.to_le_bytes()[..n], &want.0[..]);
+                            assert_eq!(r.pos, 1 + l);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
     #[test]
     fn unescape_short_agrees_with_escaped() {
         for len in 0..(SHORT + 20) {
