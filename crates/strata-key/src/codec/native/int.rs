@@ -215,25 +215,31 @@ const fn tag_offsets(classes: &[IntClass; 17]) -> [u32; 17] {
 }
 
 /// What the 64-bit encoder needs of one class (0 to 8) of one side: the class's first
-/// magnitude, its first tag's distance from zero's tag, its payload length, and how the
+/// magnitude, its first tag's distance from zero's tag, its shift and length, and how the
 /// quotient `(m − start) / 254` splits into the tag index (high bits) and the payload's
 /// quotient bytes (low `8 (p − 1)` bits).
 #[derive(Clone, Copy)]
 struct Class64 {
     start: u64,
     tag_off: u64,
-    p: u32,
     /// `8 (p − 1)` (0 for p ≤ 1).
     qbits: u32,
     /// `2^qbits − 1` for p ≥ 2, else 0: the payload's quotient bits.
     qmask: u64,
     /// All ones for class 0 (the value is the tag index), else 0.
     small: u64,
+    /// `64 − 8 p`, modulo 64: the left shift that moves the payload to the top of a word (for
+    /// p = 0 the bytes after the tag are garbage and cut off).
+    shift: u32,
+    /// The element's length, `1 + p`.
+    len: u32,
 }
 
 /// One side (non-negative, negative) of the 64-bit encoder.
 struct Side64 {
-    classes: [Class64; 9],
+    /// Classes 0 to 8, then copies of class 8 (never used: magnitudes below 2^63 are in
+    /// classes 0 to 8), so that a class index masked to 4 bits needs no bounds check.
+    classes: [Class64; 16],
     /// For each bit length (0 to 64), the class of the smallest magnitude of that length and
     /// that class's end: a magnitude of that length is in that class or the next (checked by
     /// a unit test), so the class is found with one table load and one comparison.
@@ -245,12 +251,13 @@ const fn side64(classes: &[IntClass; 17], starts: &[u128; 18]) -> Side64 {
     let empty = Class64 {
         start: 0,
         tag_off: 0,
-        p: 0,
         qbits: 0,
         qmask: 0,
         small: 0,
+        shift: 0,
+        len: 0,
     };
-    let mut cs = [empty; 9];
+    let mut cs = [empty; 16];
     let mut c = 0;
     while c < 9 {
         let p = classes[c].p as u32;
@@ -258,11 +265,16 @@ const fn side64(classes: &[IntClass; 17], starts: &[u128; 18]) -> Side64 {
         cs[c] = Class64 {
             start: starts[c] as u64,
             tag_off: offsets[c] as u64,
-            p,
             qbits,
             qmask: if p >= 2 { (1u64 << qbits) - 1 } else { 0 },
             small: if p == 0 { u64::MAX } else { 0 },
+            shift: (64 - 8 * p) % 64,
+            len: 1 + p,
         };
+        c += 1;
+    }
+    while c < 16 {
+        cs[c] = cs[8];
         c += 1;
     }
     let mut by_bits = [(starts[1] as u64, 0u8); 65];
@@ -327,9 +339,10 @@ pub(crate) fn encode_i64(x: i64, out: &mut Vec<u8>) {
                         // One's complement of a negative gives its magnitude class index: −1 → 0.
     let m = (x ^ sign) as u64;
     let side = &SIDES[(sign & 1) as usize];
-    let (next, c0) = side.by_bits[(64 - m.leading_zeros()) as usize];
-    // Below 2^63 the class is at most 8.
-    let c = c0 as usize + usize::from(m >= next);
+    // Bit length − 1 of m (m = 0 and m = 1 share a class): one `bsr`, no zero check.
+    let (next, c0) = side.by_bits[(m | 1).ilog2() as usize + 1];
+    // Below 2^63 the class is at most 8; the mask only drops the bounds check.
+    let c = (c0 as usize + usize::from(m >= next)) & 15;
     let class = &side.classes[c];
     let off = m - class.start;
     let q = off / 254;
@@ -340,14 +353,14 @@ pub(crate) fn encode_i64(x: i64, out: &mut Vec<u8>) {
     // Negative tags count down from zero's tag: Z + (dist ^ −1) = Z − 1 − dist.
     let tag = (i64::from(TAG_ZERO) + (dist as i64 ^ sign)) as u8;
     // [tag][quotient bytes][r + 1], complemented for negatives; the payload left-aligned in
-    // a u64 (complemented high bits shift out). For p = 0 the shift wraps and the bytes after
+    // a u64 (complemented high bits shift out). For p = 0 the shift is 0 and the bytes after
     // the tag are garbage, cut off below.
     let payload = (((q & class.qmask) << 8) | (r + 1)) ^ sign as u64;
-    let word = payload.wrapping_shl(64 - 8 * class.p);
+    let word = payload << class.shift;
     let mut buf = [0u8; 9];
     buf[0] = tag;
     buf[1..].copy_from_slice(&word.to_be_bytes());
-    put_cut(out, buf, 1 + class.p as usize);
+    put_cut(out, buf, class.len as usize);
 }
 
 /// Integers beyond `i64`: the general `u128` path (one code for both signs: negatives use

@@ -122,36 +122,59 @@ pub(crate) fn put_string(out: &mut Vec<u8>, tag: u8, s: &[u8]) {
     let n = s.len();
     if n < 8 {
         let x = load_le_short(s);
-        if !any_ge_fc(x) {
-            let lanes = 8 * n as u32;
-            let content = (1u64 << lanes) - 1;
-            let body = ((x + SHIFTS) & content) | (u64::from(STR_END) << lanes);
-            let word = u128::from(tag) | (u128::from(body) << 8);
-            put_cut(out, word.to_le_bytes(), n + 2);
+        if any_ge_fc(x) {
+            put_short_escaped(out, tag, u128::from(x), n);
             return;
         }
+        let lanes = 8 * n as u32;
+        let content = (1u64 << lanes) - 1;
+        let body = ((x + SHIFTS) & content) | (u64::from(STR_END) << lanes);
+        let word = u128::from(tag) | (u128::from(body) << 8);
+        put_cut(out, word.to_le_bytes(), n + 2);
+        return;
     }
-    if (8..=16).contains(&n) {
-        // Two overlapping 8-byte loads; the content in a u128, the terminator after it.
+    if n <= 16 {
+        // Two overlapping 8-byte loads; the content in a u128 (zero above), the terminator
+        // after it.
         let lo = load_le(s);
         let hi = load_le(&s[n - 8..]);
-        if !(any_ge_fc(lo) | any_ge_fc(hi)) {
-            let mut c = u128::from(lo + SHIFTS) | (u128::from(hi + SHIFTS) << (8 * (n - 8)));
-            if n < 16 {
-                c |= u128::from(STR_END) << (8 * n);
-            }
-            let mut buf = [0u8; 18];
-            buf[..16].copy_from_slice(&(u128::from(tag) | (c << 8)).to_le_bytes());
-            buf[16] = (c >> 120) as u8;
-            buf[17] = STR_END;
-            put_cut(out, buf, n + 2);
+        let c = u128::from(lo) | (u128::from(hi) << (8 * (n - 8)));
+        if any_ge_fc(lo) | any_ge_fc(hi) {
+            put_short_escaped(out, tag, c, n);
             return;
         }
+        // No byte is ≥ 0xfc: adding the shifts carries nothing across lanes.
+        let mut c = (c + SHIFTS128) & (u128::MAX >> (128 - 8 * n));
+        if n < 16 {
+            c |= u128::from(STR_END) << (8 * n);
+        }
+        let mut buf = [0u8; 18];
+        buf[..16].copy_from_slice(&(u128::from(tag) | (c << 8)).to_le_bytes());
+        buf[16] = (c >> 120) as u8;
+        buf[17] = STR_END;
+        put_cut(out, buf, n + 2);
+        return;
     }
     put_string_escaped(out, tag, s);
 }
 
-/// [`put_string`] for strings longer than 16 bytes or with bytes `≥ 0xfc`.
+/// [`SHIFTS`] in every byte of a `u128`.
+const SHIFTS128: u128 = SHIFTS as u128 * ((1 << 64) + 1);
+
+/// [`put_string`] for a string of at most 16 bytes with some byte `≥ 0xfc` (22% of random
+/// UUIDs), from registers: `c` holds its `n` bytes in the low lanes, zero above. Each half
+/// takes one step per byte `≥ 0xfc` (see [`put_word_escaped`]).
+#[inline(never)]
+fn put_short_escaped(out: &mut Vec<u8>, tag: u8, c: u128, n: usize) {
+    put_cut(out, [tag], 1);
+    put_word_escaped(out, c as u64, n.min(8));
+    if n > 8 {
+        put_word_escaped(out, (c >> 64) as u64, n - 8);
+    }
+    put_cut(out, [STR_END], 1);
+}
+
+/// [`put_string`] for strings longer than 16 bytes.
 #[inline(never)]
 fn put_string_escaped(out: &mut Vec<u8>, tag: u8, s: &[u8]) {
     out.reserve(s.len() + 9);
@@ -168,18 +191,25 @@ fn ge_fc_bits(x: u64) -> u64 {
     t & HIGHS
 }
 
-/// The bytes of `s` (a word or the tail: at most 8), some of them `≥ 0xfc`: one step per
-/// such byte (not per byte), each writing the plain bytes before it shifted, then its two-byte
-/// code, as one 16-byte store cut back.
+/// The bytes of `s` (a word or the tail: at most 8), some of them `≥ 0xfc`: see
+/// [`put_word_escaped`].
 #[inline(never)]
 fn put_escaped_bytes(out: &mut Vec<u8>, s: &[u8]) {
-    let mut left = s.len().min(8);
+    let left = s.len().min(8);
     // Lanes past `left` are 0 (never ≥ 0xfc), and stay 0 as the word shifts down.
-    let mut x = if left == 8 {
+    let x = if left == 8 {
         load_le(s)
     } else {
         load_le_short(&s[..left])
     };
+    put_word_escaped(out, x, left);
+}
+
+/// The `left` (at most 8) low lanes of `x` (zero above), escaped: one step per byte `≥ 0xfc`
+/// (not per byte), each writing the plain bytes before it shifted, then its two-byte code, as
+/// one 16-byte store cut back.
+#[inline(always)]
+fn put_word_escaped(out: &mut Vec<u8>, mut x: u64, mut left: usize) {
     while left > 0 {
         let high = ge_fc_bits(x);
         if high == 0 {
@@ -568,6 +598,26 @@ mod tests {
                     put_string(&mut got, 0x42, &s);
                     assert_eq!(got, want, "{s:?}");
                 }
+            }
+            // Several bytes ≥ 0xfc: every subset of up to 3 positions, and all of them.
+            for mask in 0u32..(1 << len.min(17)) {
+                if mask.count_ones() > 3 && mask != (1 << len.min(17)) - 1 {
+                    continue;
+                }
+                let s: Vec<u8> = (0..len)
+                    .map(|i| {
+                        if i < 17 && mask & (1 << i) != 0 {
+                            0xfc + (i % 4) as u8
+                        } else {
+                            (i * 37 % 251) as u8
+                        }
+                    })
+                    .collect();
+                let mut want = vec![0xaa, 0x42];
+                put_escaped(&mut want, &s);
+                let mut got = vec![0xaa];
+                put_string(&mut got, 0x42, &s);
+                assert_eq!(got, want, "{s:?}");
             }
         }
     }
