@@ -427,13 +427,19 @@ impl Reader<'_> {
     /// anything else (longer, escaped, malformed), which the general paths then handle.
     #[inline(always)]
     pub(crate) fn plain16(&self) -> Option<(u128, usize)> {
-        let x0 = self.word_at(self.pos);
+        // Both words with one bounds check where the key has 16 bytes left (the common case).
+        let (x0, x1) = match self.bytes.get(self.pos..self.pos.wrapping_add(16)) {
+            Some(w) => {
+                let mask = u64::from_ne_bytes([self.mask; 8]);
+                (load_le(&w[..8]) ^ mask, load_le(&w[8..]) ^ mask)
+            }
+            None => (self.word_at(self.pos), self.word_at(self.pos + 8)),
+        };
         let s0 = special_bytes(x0);
         let (x1, n, x) = if s0 != 0 {
             let lane = (s0.trailing_zeros() / 8) as usize;
             (0, lane, x0 >> (8 * lane))
         } else {
-            let x1 = self.word_at(self.pos + 8);
             let s1 = special_bytes(x1);
             if s1 != 0 {
                 let lane = (s1.trailing_zeros() / 8) as usize;
