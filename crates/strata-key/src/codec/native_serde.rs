@@ -1371,4 +1371,57 @@ mod tests {
         assert!(from_key::<(u8, u8)>(&k).is_err());
         assert!(from_key::<(i8,)>(&to_key(&(300u16,)).unwrap()).is_err());
     }
+
+    /// Integer elements: errors say what and where (bad start byte, wrong kind, missing,
+    /// cut-off payload, out of range), and directions are read per element (a descending
+    /// `Option` before an ascending integer leaves no mask behind).
+    #[test]
+    fn integer_errors_say_what_and_where() {
+        fn err(bytes: &[u8]) -> DecodeError {
+            match from_key::<(u16, u64)>(bytes) {
+                Err(KeySerdeError::Decode(e)) => e,
+                other => panic!("{bytes:02x?}: {other:?}"),
+            }
+        }
+        let k = to_key(&(7u16, 300_000u64)).unwrap();
+        assert_eq!(from_key::<(u16, u64)>(&k).unwrap(), (7, 300_000));
+        let second = to_key(&(7u16,)).unwrap().len();
+        for bad in [0x00u8, 0x01, 0xfe, 0xff] {
+            let mut b = k.clone();
+            b[second] = bad;
+            let e = err(&b);
+            assert_eq!(e.offset, second, "{e}");
+            assert!(e.reason.contains("cannot start an element"), "{e}");
+        }
+        // A missing element is serde's "invalid length".
+        let mut b = k[..second].to_vec();
+        assert!(
+            matches!(from_key::<(u16, u64)>(&b), Err(KeySerdeError::Message(m)) if m.contains("invalid length 1"))
+        );
+        to_key_into(&"x", &[], &mut b).unwrap();
+        let e = err(&b);
+        assert_eq!(e.offset, second, "{e}");
+        assert!(
+            e.reason.contains("expected an integer, found tag 0x79"),
+            "{e}"
+        );
+        for cut in second + 1..k.len() {
+            let e = err(&k[..cut]);
+            assert!(e.offset >= second && e.offset <= k.len(), "{e}");
+        }
+        let big = to_key(&(70_000u32, 1u64)).unwrap();
+        let e = err(&big);
+        assert_eq!(e.offset, 0, "{e}");
+        assert!(e.reason.contains("out of range for u16"), "{e}");
+        // Descending fields, also after a descending Option.
+        let o = [Order::DESC, Order::ASC, Order::DESC];
+        for v in [
+            (Some(-5i32), 9u64, 3i64),
+            (None, 0, -1),
+            (Some(i32::MIN), u64::MAX, i64::MIN),
+        ] {
+            let k = to_key_with_orders(&v, &o).unwrap();
+            assert_eq!(from_key::<(Option<i32>, u64, i64)>(&k).unwrap(), v);
+        }
+    }
 }
