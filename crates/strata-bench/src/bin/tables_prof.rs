@@ -61,6 +61,13 @@ fn schema() -> TableSchema {
         .with_sort(vec![KeyField::new("ts", Kind::Int)])
 }
 
+/// This thread's time on a CPU and waiting for one, in ns (`/proc/thread-self/schedstat`).
+fn thread_sched() -> Option<(u64, u64)> {
+    let s = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    let mut f = s.split_whitespace().map(|x| x.parse::<u64>().ok());
+    Some((f.next()??, f.next()??))
+}
+
 #[inline(never)]
 fn prof_load(db: &Db, t: &Table, parts: usize, per: usize, typed: bool) {
     let mut batch = Batch::new();
@@ -219,6 +226,7 @@ fn main() {
         eprintln!("warmed with {w} gets in {:?}", t0.elapsed());
     }
     let t0 = Instant::now();
+    let sched0 = thread_sched();
     let r = match phase.as_str() {
         "load" => {
             prof_load(&db, &t, parts, per, typed);
@@ -230,9 +238,16 @@ fn main() {
         "scan" => prof_scan(&t, typed),
         other => panic!("unknown phase {other}"),
     };
-    println!(
-        "{phase} ops={ops} result={r} secs={:.3}",
-        t0.elapsed().as_secs_f64()
-    );
+    let wall = t0.elapsed().as_secs_f64();
+    println!("{phase} ops={ops} result={r} secs={wall:.3}");
+    if let (Some((run0, wait0)), Some((run1, wait1))) = (sched0, thread_sched()) {
+        // Where the measuring thread's wall time went: on a CPU, waiting for one (other
+        // processes' load), or blocked (fsync, write stalls, locks).
+        let (run, wait) = ((run1 - run0) as f64 / 1e9, (wait1 - wait0) as f64 / 1e9);
+        println!(
+            "thread: on-cpu {run:.3}s, runqueue {wait:.3}s, blocked {:.3}s",
+            (wall - run - wait).max(0.0)
+        );
+    }
     db.close().expect("close");
 }

@@ -1,4 +1,6 @@
 //! The background thread: flushes frozen memtables and runs compactions until none is needed.
+//! It starts the sync thread (the fsyncs writers ask for while they fill the memtables) and
+//! stops it when it returns.
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -9,6 +11,21 @@ use crate::sync::{lock, wait_timeout};
 
 /// The thread's body; returns when the engine shuts down.
 pub(super) fn run(inner: Arc<Inner>) {
+    std::thread::scope(|sc| {
+        let syncing = std::thread::Builder::new()
+            .name("strata-lsm-sync".into())
+            .spawn_scoped(sc, || inner.sync_ahead());
+        // Without the thread, writers run their fsyncs themselves (`wait_durable`).
+        if syncing.is_err() {
+            inner.stop_sync_thread();
+        }
+        maintain(&inner);
+        inner.stop_sync_thread();
+    });
+}
+
+/// Flushes and compacts until the engine shuts down.
+fn maintain(inner: &Inner) {
     loop {
         {
             let mut w = lock(&inner.work);

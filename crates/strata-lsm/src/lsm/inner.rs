@@ -57,8 +57,16 @@ impl Commit {
 pub(super) struct SyncState {
     /// Every batch up to this sequence number is durable.
     pub synced_seq: u64,
-    /// A writer is running an fsync for everyone.
+    /// A writer (or the sync thread) is running an fsync for everyone.
     pub syncing: bool,
+    /// The highest sequence number a writer asked the sync thread to make durable (see
+    /// `Inner::request_sync`): the thread syncs while the writer fills the memtables.
+    pub requested: u64,
+    /// The sync thread stops (the engine is closing).
+    pub stop: bool,
+    /// The last failed fsync: the batches up to this sequence number were not made durable,
+    /// with the file and the OS error (kind, text) to report to their writers.
+    pub failed: Option<(u64, PathBuf, std::io::ErrorKind, String)>,
 }
 
 /// Requests to the background thread.

@@ -5,10 +5,12 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::inner::{Commit, Frozen, Inner};
+use std::sync::MutexGuard;
+
+use super::inner::{Commit, Frozen, Inner, SyncState};
 use crate::engine::{Op, WriteBatch};
 use crate::error::{Error, Result};
-use crate::memtable::{Memtable, Value};
+use crate::memtable::Memtable;
 use crate::options::SyncMode;
 use crate::sync::{lock, read, wait, wait_timeout, write};
 use crate::wal::{self, WalWriter};
@@ -54,7 +56,12 @@ impl Inner {
                 return Err(e);
             }
             c.last_seq = seq;
-            let added = self.insert(seq, batch.ops);
+            if sync == SyncMode::Always && self.opts.background {
+                // The sync thread runs the fsync while this writer fills the memtables; the
+                // write is still acknowledged only once it is durable (`wait_durable`).
+                self.request_sync(seq);
+            }
+            let added = self.insert(seq, &batch.ops);
             if sync == SyncMode::None {
                 self.visible.fetch_max(seq, Ordering::AcqRel);
             }
@@ -77,28 +84,46 @@ impl Inner {
     }
 
     /// Inserts the ops of batch `seq` into the active memtables; returns the bytes added.
-    fn insert(&self, seq: u64, ops: Vec<Op>) -> usize {
-        // One lock acquisition per stripe touched; ops keep their order within a stripe
-        // (the sort is stable), so a later op on a key still wins.
-        let mut ops: Vec<(usize, Vec<u8>, Value)> = ops
-            .into_iter()
-            .map(|op| {
-                let (k, v) = match op {
-                    Op::Put(k, v) => (k, Some(v)),
-                    Op::Delete(k) => (k, None),
-                };
-                (self.stripe_of(&k), k, v)
-            })
-            .collect();
-        ops.sort_by_key(|o| o.0);
+    fn insert(&self, seq: u64, ops: &[Op]) -> usize {
         let st = read(&self.state);
+        let stripes: Vec<u32> = ops
+            .iter()
+            .map(|op| self.stripe_of(kv(op).0) as u32)
+            .collect();
+        let Some(&first) = stripes.first() else {
+            return 0;
+        };
+        if stripes.iter().all(|&s| s == first) {
+            return st.active[first as usize].insert_refs(seq, ops.iter().map(kv));
+        }
+        // One lock acquisition per stripe touched: the ops in stripe order by a counting sort
+        // (stable, so ops keep their order within a stripe and a later op on a key still wins).
+        let order = stripe_order(&stripes, self.stripes as usize);
         let mut added = 0;
-        let mut it = ops.into_iter().peekable();
-        while let Some(&(s, _, _)) = it.peek() {
-            let group = std::iter::from_fn(|| it.next_if(|o| o.0 == s)).map(|(_, k, v)| (k, v));
-            added += st.active[s].insert(seq, group);
+        let mut at = 0;
+        while at < order.len() {
+            let s = stripes[order[at] as usize];
+            let end = at
+                + order[at..]
+                    .iter()
+                    .position(|&i| stripes[i as usize] != s)
+                    .unwrap_or(order.len() - at);
+            let group = order[at..end].iter().map(|&i| kv(&ops[i as usize]));
+            added += st.active[s as usize].insert_refs(seq, group);
+            at = end;
         }
         added
+    }
+
+    /// Asks the sync thread to make batch `seq` durable. Called with the commit lock held
+    /// (the lock order is commit, then sync).
+    fn request_sync(&self, seq: u64) {
+        let mut s = lock(&self.sync);
+        if s.requested < seq {
+            s.requested = seq;
+        }
+        drop(s);
+        self.sync_cv.notify_all();
     }
 
     /// Blocks while the memtables or some stripe's L0 are full.
@@ -151,41 +176,91 @@ impl Inner {
             if s.synced_seq >= seq {
                 return Ok(());
             }
+            if let Some((upto, path, kind, msg)) = &s.failed {
+                if seq <= *upto {
+                    // This batch was in the fsync that failed (run by whoever ran it).
+                    return Err(Error::io(path)(std::io::Error::new(*kind, msg.clone())));
+                }
+            }
             self.check_writable()?;
             if s.syncing {
                 s = wait(&self.sync_cv, s);
                 continue;
             }
-            s.syncing = true;
-            drop(s);
-            let (target, syncer, number) = {
-                let mut c = lock(&self.commit);
-                let last = c.last_seq;
-                match c.wal() {
-                    Ok(w) => (last, w.syncer(), w.number()),
-                    Err(e) => {
-                        drop(c);
-                        lock(&self.sync).syncing = false;
-                        return Err(e);
-                    }
-                }
-            };
-            let r = syncer.sync();
-            s = lock(&self.sync);
-            s.syncing = false;
-            match r {
-                Ok(()) => {
-                    s.synced_seq = s.synced_seq.max(target);
-                    self.visible.fetch_max(target, Ordering::AcqRel);
+            s = self.sync_round(s)?;
+        }
+    }
+
+    /// Runs one fsync of the live WAL, for every batch appended so far; `s` says nobody is
+    /// syncing. Returns the lock again once the sync is done and recorded.
+    fn sync_round<'a>(
+        &'a self,
+        mut s: MutexGuard<'a, SyncState>,
+    ) -> Result<MutexGuard<'a, SyncState>> {
+        s.syncing = true;
+        drop(s);
+        let (target, syncer, number) = {
+            let mut c = lock(&self.commit);
+            let last = c.last_seq;
+            match c.wal() {
+                Ok(w) => (last, w.syncer(), w.number()),
+                Err(e) => {
+                    drop(c);
+                    lock(&self.sync).syncing = false;
                     self.sync_cv.notify_all();
-                }
-                Err(source) => {
-                    let e = Error::io(self.dir.join(wal::wal_name(number)))(source);
-                    self.poison(&e);
                     return Err(e);
                 }
             }
+        };
+        let r = syncer.sync();
+        let mut s = lock(&self.sync);
+        s.syncing = false;
+        match r {
+            Ok(()) => {
+                s.synced_seq = s.synced_seq.max(target);
+                self.visible.fetch_max(target, Ordering::AcqRel);
+                self.sync_cv.notify_all();
+                Ok(s)
+            }
+            Err(source) => {
+                let path = self.dir.join(wal::wal_name(number));
+                s.failed = Some((target, path.clone(), source.kind(), source.to_string()));
+                let e = Error::io(path)(source);
+                self.poison(&e);
+                self.sync_cv.notify_all();
+                Err(e)
+            }
         }
+    }
+
+    /// The sync thread's body (started by the background thread): runs the fsync a writer
+    /// asked for with [`Inner::request_sync`], until told to stop.
+    pub(super) fn sync_ahead(&self) {
+        let mut s = lock(&self.sync);
+        loop {
+            if s.stop {
+                return;
+            }
+            if s.requested > s.synced_seq
+                && !s.syncing
+                && !self.poisoned.load(Ordering::SeqCst)
+                && self.check_writable().is_ok()
+            {
+                // A failure poisons the engine; the writers report it.
+                s = match self.sync_round(s) {
+                    Ok(g) => g,
+                    Err(_) => lock(&self.sync),
+                };
+                continue;
+            }
+            s = wait(&self.sync_cv, s);
+        }
+    }
+
+    /// Stops the sync thread.
+    pub(super) fn stop_sync_thread(&self) {
+        lock(&self.sync).stop = true;
+        self.sync_cv.notify_all();
     }
 
     /// Freezes the memtables and rotates the WAL. Called with the commit lock held.
@@ -230,5 +305,51 @@ impl Inner {
         drop(st);
         self.signal_work();
         Ok(())
+    }
+}
+
+/// An op's key and value (`None`: a delete).
+fn kv(op: &Op) -> (&[u8], Option<&[u8]>) {
+    match op {
+        Op::Put(k, v) => (k, Some(v)),
+        Op::Delete(k) => (k, None),
+    }
+}
+
+/// The indices of `stripes` (each below `n`) in stripe order, keeping their order within a
+/// stripe (a counting sort).
+fn stripe_order(stripes: &[u32], n: usize) -> Vec<u32> {
+    let mut start = vec![0u32; n + 1];
+    for &s in stripes {
+        start[s as usize + 1] += 1;
+    }
+    for i in 1..=n {
+        start[i] += start[i - 1];
+    }
+    let mut order = vec![0u32; stripes.len()];
+    for (i, &s) in stripes.iter().enumerate() {
+        let at = &mut start[s as usize];
+        order[*at as usize] = i as u32;
+        *at += 1;
+    }
+    order
+}
+
+#[cfg(test)]
+mod tests {
+    use super::stripe_order;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 500, ..ProptestConfig::default() })]
+
+        /// The counting sort gives the indices a stable sort by stripe gives.
+        #[test]
+        fn stripe_order_is_a_stable_sort(n in 1usize..300, raw in proptest::collection::vec(any::<u32>(), 0..400)) {
+            let stripes: Vec<u32> = raw.iter().map(|&s| s % n as u32).collect();
+            let mut model: Vec<u32> = (0..stripes.len() as u32).collect();
+            model.sort_by_key(|&i| stripes[i as usize]);
+            prop_assert_eq!(stripe_order(&stripes, n), model);
+        }
     }
 }
