@@ -38,7 +38,16 @@ pub struct DbIter<I = Box<dyn InternalIter>> {
 impl<I: InternalIter> DbIter<I> {
     /// An unpositioned iterator over `range` of `inner` (call [`Cursor::rewind`] or
     /// [`Cursor::seek`] to position it).
-    pub fn new(inner: I, range: KeyRange, dir: Direction) -> DbIter<I> {
+    pub fn new(mut inner: I, range: KeyRange, dir: Direction) -> DbIter<I> {
+        if dir == Direction::Forward {
+            // Reading forward, nothing above the range's end is read: readahead stops there.
+            match &range.end {
+                Bound::Included(h) | Bound::Excluded(h) => {
+                    inner.set_read_bound(Some(std::sync::Arc::from(h.as_slice())));
+                }
+                Bound::Unbounded => {}
+            }
+        }
         DbIter {
             inner,
             lo: range.start,

@@ -16,6 +16,8 @@ pub struct LevelIter {
     cur: Option<SstIter>,
     /// Keep blocks read in the cache (see [`SstIter::uncached`]).
     fill_cache: bool,
+    /// Passed to each file's iterator (see [`InternalIter::set_read_bound`]).
+    bound: Option<Arc<[u8]>>,
 }
 
 impl LevelIter {
@@ -26,6 +28,7 @@ impl LevelIter {
             at: 0,
             cur: None,
             fill_cache: true,
+            bound: None,
         }
     }
 
@@ -39,20 +42,22 @@ impl LevelIter {
     }
 
     fn open(&mut self, i: usize) -> &mut SstIter {
-        let sst = |t: &Arc<Table>, fill: bool| {
-            if fill {
+        let sst = |t: &Arc<Table>, fill: bool, bound: &Option<Arc<[u8]>>| {
+            let mut it = if fill {
                 SstIter::new(Arc::clone(t))
             } else {
                 SstIter::uncached(Arc::clone(t))
-            }
+            };
+            it.set_read_bound(bound.clone());
+            it
         };
         let reuse = self.at == i && self.cur.is_some();
         if !reuse {
             self.at = i;
-            self.cur = Some(sst(&self.tables[i], self.fill_cache));
+            self.cur = Some(sst(&self.tables[i], self.fill_cache, &self.bound));
         }
-        let (t, fill) = (&self.tables[i], self.fill_cache);
-        self.cur.get_or_insert_with(|| sst(t, fill))
+        let (t, fill, bound) = (&self.tables[i], self.fill_cache, &self.bound);
+        self.cur.get_or_insert_with(|| sst(t, fill, bound))
     }
 
     fn cur_valid(&self) -> bool {
@@ -177,6 +182,13 @@ impl InternalIter for LevelIter {
 
     fn largest(&self) -> Option<&[u8]> {
         self.tables.last().map(|t| t.meta.largest.as_slice())
+    }
+
+    fn set_read_bound(&mut self, bound: Option<Arc<[u8]>>) {
+        if let Some(c) = &mut self.cur {
+            c.set_read_bound(bound.clone());
+        }
+        self.bound = bound;
     }
 }
 

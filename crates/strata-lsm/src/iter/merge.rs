@@ -438,6 +438,12 @@ impl<I: InternalIter> InternalIter for MergingIter<I> {
     fn largest(&self) -> Option<&[u8]> {
         self.children[self.hi_child?].largest()
     }
+
+    fn set_read_bound(&mut self, bound: Option<std::sync::Arc<[u8]>>) {
+        for c in &mut self.children {
+            c.set_read_bound(bound.clone());
+        }
+    }
 }
 
 #[cfg(test)]

@@ -63,6 +63,12 @@ pub trait InternalIter: Send {
     fn largest(&self) -> Option<&[u8]> {
         None
     }
+    /// A hint: keys above `bound` will not be read, so reading ahead (see
+    /// [`crate::sst::iter`]) may stop at the block that holds it. It never changes what the
+    /// iterator yields. Iterators that read no files ignore it.
+    fn set_read_bound(&mut self, bound: Option<std::sync::Arc<[u8]>>) {
+        let _ = bound;
+    }
 }
 
 impl<I: InternalIter + ?Sized> InternalIter for Box<I> {
@@ -98,6 +104,9 @@ impl<I: InternalIter + ?Sized> InternalIter for Box<I> {
     }
     fn largest(&self) -> Option<&[u8]> {
         (**self).largest()
+    }
+    fn set_read_bound(&mut self, bound: Option<std::sync::Arc<[u8]>>) {
+        (**self).set_read_bound(bound);
     }
 }
 

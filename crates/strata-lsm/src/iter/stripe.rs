@@ -73,6 +73,9 @@ impl InternalIter for SourceIter {
     fn largest(&self) -> Option<&[u8]> {
         on_source!(self, i => i.largest())
     }
+    fn set_read_bound(&mut self, bound: Option<std::sync::Arc<[u8]>>) {
+        on_source!(self, i => i.set_read_bound(bound))
+    }
 }
 
 /// The sources of one stripe: the source itself when there is only one (a compacted stripe:
@@ -144,6 +147,9 @@ impl InternalIter for StripeIter {
     }
     fn largest(&self) -> Option<&[u8]> {
         on_stripe!(self, i => i.largest())
+    }
+    fn set_read_bound(&mut self, bound: Option<std::sync::Arc<[u8]>>) {
+        on_stripe!(self, i => i.set_read_bound(bound))
     }
 }
 

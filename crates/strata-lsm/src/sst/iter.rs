@@ -1,6 +1,12 @@
 //! [`SstIter`]: the two-level iterator over one SST (the pinned index picks a data block, a
 //! [`BlockIter`] walks it). Data blocks come through the block cache and are shared, not
 //! copied; keys and values are slices of the current block.
+//!
+//! Readahead: an iterator that moves forward from block to block and misses the cache reads
+//! the next blocks with the same read (2 blocks, then 4, 8, … up to [`READAHEAD_BLOCKS`] and
+//! [`READAHEAD_BYTES`]) into a buffer of its own; a block of that run is checked (CRC), copied
+//! out and added to the cache only when the iterator reaches it. A seek or a step backward
+//! drops the run and starts again at one block.
 
 use std::sync::Arc;
 
@@ -8,6 +14,15 @@ use super::block::BlockIter;
 use super::table::Table;
 use crate::error::Result;
 use crate::iter::InternalIter;
+
+/// Most blocks one readahead reads.
+pub const READAHEAD_BLOCKS: usize = 32;
+/// Most bytes one readahead reads.
+pub const READAHEAD_BYTES: usize = 256 << 10;
+/// Most blocks a bounded seek reads at once (see [`InternalIter::set_read_bound`]).
+const SEEK_RUN: usize = 4;
+/// No blocks read ahead.
+const NO_RUN: (usize, usize) = (1, 0);
 
 /// A seekable iterator over one SST.
 pub struct SstIter {
@@ -17,6 +32,14 @@ pub struct SstIter {
     data: Option<BlockIter>,
     /// Keep blocks read from the file in the cache (false for compaction inputs).
     fill_cache: bool,
+    /// Blocks read ahead: `ahead.0..=ahead.1` are in `scratch` (`ahead.0 > ahead.1`: none).
+    ahead: (usize, usize),
+    /// Blocks the next forward read takes (1 after a seek; doubles with each).
+    run: usize,
+    /// The read buffer of readahead (reused): blocks `ahead`, each with its CRC.
+    scratch: Vec<u8>,
+    /// No key above this is read (a hint for readahead, [`InternalIter::set_read_bound`]).
+    bound: Option<Arc<[u8]>>,
 }
 
 impl SstIter {
@@ -27,6 +50,10 @@ impl SstIter {
             block: 0,
             data: None,
             fill_cache: true,
+            ahead: NO_RUN,
+            run: 1,
+            scratch: Vec::new(),
+            bound: None,
         }
     }
 
@@ -48,10 +75,13 @@ impl SstIter {
         self.table.index().len()
     }
 
-    /// Makes block `i` current (reusing it when it already is).
+    /// Makes block `i` current (reusing it when it already is). Anything read ahead is
+    /// dropped: this is a jump (a seek or a step backward).
     fn load(&mut self, i: usize) -> Result<&mut BlockIter> {
         let reuse = self.block == i && self.data.is_some();
         if !reuse {
+            self.ahead = NO_RUN;
+            self.run = 1;
             self.data = None;
             let b = self.table.block_with(i, self.fill_cache)?;
             self.block = i;
@@ -61,6 +91,48 @@ impl SstIter {
             Some(d) => Ok(d),
             None => unreachable_block(),
         }
+    }
+
+    /// Makes block `i` (the one after the current block, or the first) current: from the run
+    /// read ahead, else from the cache, else from the file together with the blocks after it.
+    fn load_next(&mut self, i: usize) -> Result<()> {
+        self.data = None;
+        let bytes = if (self.ahead.0..=self.ahead.1).contains(&i) {
+            let d = self.table.block_in_run(&self.scratch, self.ahead.0, i)?;
+            if self.fill_cache {
+                self.table.cache_block(i, Arc::clone(&d));
+            }
+            d
+        } else {
+            self.ahead = NO_RUN;
+            match self.table.cached_block(i) {
+                Some(d) => d,
+                None => self.read_ahead(i)?,
+            }
+        };
+        let b = self.table.parse_block(i, bytes)?;
+        self.block = i;
+        self.data = Some(BlockIter::new(b));
+        Ok(())
+    }
+
+    /// Reads block `i` (not cached) and up to `run - 1` blocks after it with one read;
+    /// returns block `i`'s bytes and keeps the run for the steps that follow.
+    fn read_ahead(&mut self, i: usize) -> Result<Arc<Vec<u8>>> {
+        self.run = (self.run * 2).min(READAHEAD_BLOCKS);
+        let last = self.table.read_run(
+            i,
+            self.run,
+            READAHEAD_BYTES,
+            self.bound.as_deref(),
+            &mut self.scratch,
+        )?;
+        self.ahead = (i, last);
+        let d = self.table.block_in_run(&self.scratch, i, i)?;
+        if self.fill_cache {
+            self.table.cache_block(i, Arc::clone(&d));
+        }
+        Ok(d)
     }
 
     fn block_err(&mut self, e: crate::error::FormatError) -> crate::Error {
@@ -92,7 +164,7 @@ impl SstIter {
                 self.data = None;
                 return Ok(());
             }
-            self.load(self.block + 1)?;
+            self.load_next(self.block + 1)?;
             self.on_block(BlockIter::seek_to_first)?;
         }
         Ok(())
@@ -141,7 +213,14 @@ impl InternalIter for SstIter {
             self.data = None;
             return Ok(());
         }
-        self.load(0)?;
+        if self.block == 0 && self.data.is_some() {
+            self.load(0)?;
+        } else {
+            // The start of a forward walk through the file (a scan): read ahead from here.
+            self.ahead = NO_RUN;
+            self.run = 1;
+            self.load_next(0)?;
+        }
         self.on_block(BlockIter::seek_to_first)?;
         self.skip_forward()
     }
@@ -163,7 +242,15 @@ impl InternalIter for SstIter {
             self.data = None;
             return Ok(());
         }
-        self.load(i)?;
+        if self.bound.is_some() && !(self.block == i && self.data.is_some()) {
+            // The reader stops at a known key (a Query's partition): read the blocks up to
+            // it (at most SEEK_RUN) with one read.
+            self.ahead = NO_RUN;
+            self.run = SEEK_RUN / 2;
+            self.load_next(i)?;
+        } else {
+            self.load(i)?;
+        }
         self.on_block(|d| d.seek(target))?;
         self.skip_forward()
     }
@@ -201,6 +288,10 @@ impl InternalIter for SstIter {
     fn largest(&self) -> Option<&[u8]> {
         Some(&self.table.meta.largest)
     }
+
+    fn set_read_bound(&mut self, bound: Option<Arc<[u8]>>) {
+        self.bound = bound;
+    }
 }
 
 /// Test helpers shared by the iterator tests: SSTs written to a temporary directory.
@@ -216,6 +307,18 @@ pub(crate) mod testing {
 
     /// Writes `m` as SST number `id` in `dir` with tiny blocks and opens it.
     pub fn table(dir: &Path, id: u64, m: &Model, block_bytes: usize) -> Arc<Table> {
+        table_with_cache(dir, id, m, block_bytes, 1 << 20)
+    }
+
+    /// [`table`] with a block cache of `cache_bytes` (0: nothing is ever cached, so every
+    /// block an iterator reaches comes from the file).
+    pub fn table_with_cache(
+        dir: &Path,
+        id: u64,
+        m: &Model,
+        block_bytes: usize,
+        cache_bytes: usize,
+    ) -> Arc<Table> {
         let fs: Arc<dyn Fs> = Arc::new(RealFs);
         let path = dir.join(format!("{id}.sst"));
         let mut w = SstWriter::create(fs.as_ref(), &path, id, block_bytes).unwrap();
@@ -224,14 +327,14 @@ pub(crate) mod testing {
             w.add(k, v.as_deref()).unwrap();
         }
         let meta = w.finish().unwrap();
-        Arc::new(Table::open(fs, &path, meta, Arc::new(BlockCache::new(1 << 20))).unwrap())
+        Arc::new(Table::open(fs, &path, meta, Arc::new(BlockCache::new(cache_bytes))).unwrap())
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::iter::testing::{check_ops, model, ops};
+    use crate::iter::testing::{check_ops, key, model, ops};
     use proptest::prelude::*;
 
     proptest! {
@@ -246,5 +349,65 @@ mod tests {
             let mut it = SstIter::new(t);
             check_ops(&mut it, &m, &ops)?;
         }
+
+        /// Readahead: with no cache (every block comes from the file, forward steps read
+        /// runs of blocks) and with a small one (runs stop at cached blocks), seeks both ways
+        /// and steps both ways agree with the model.
+        #[test]
+        fn sst_iter_reading_ahead_matches_model(m in model(), ops in ops(), block in 0usize..60,
+                                                cache in prop_oneof![Just(0usize), 64usize..4096],
+                                                bound in proptest::option::of(key())) {
+            prop_assume!(!m.is_empty());
+            let dir = tempfile::tempdir().unwrap();
+            let t = testing::table_with_cache(dir.path(), 1, &m, block, cache);
+            // The read bound is a hint for readahead only: reading past it still works.
+            let bound: Option<Arc<[u8]>> = bound.map(Arc::from);
+            let mut it = SstIter::new(Arc::clone(&t));
+            it.set_read_bound(bound.clone());
+            check_ops(&mut it, &m, &ops)?;
+            // And a whole forward walk, which reads ahead the most.
+            let mut it = SstIter::new(t);
+            it.set_read_bound(bound);
+            it.seek_to_first().unwrap();
+            let mut seen = Vec::new();
+            while it.valid() {
+                seen.push((it.key().to_vec(), it.value().map(<[u8]>::to_vec)));
+                it.next().unwrap();
+            }
+            let want: Vec<_> = m.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+            prop_assert_eq!(seen, want);
+        }
+    }
+
+    /// A flipped byte in a block that readahead reads (not the first of its run) is reported
+    /// as corruption, not returned.
+    #[test]
+    fn readahead_checks_every_block() {
+        let dir = tempfile::tempdir().unwrap();
+        let m: crate::iter::testing::Model = (0u32..200)
+            .map(|i| (i.to_be_bytes().to_vec(), Some(vec![b'v'; 20])))
+            .collect();
+        let t = testing::table_with_cache(dir.path(), 1, &m, 64, 0);
+        assert!(t.block_count() > 4);
+        // Flip a byte inside block 2 (read by the run that starts at block 1).
+        let (off, _) = t.index().handle(2);
+        let path = t.path().to_path_buf();
+        let mut bytes = std::fs::read(&path).unwrap();
+        bytes[off as usize + 1] ^= 0x40;
+        std::fs::write(&path, &bytes).unwrap();
+        let fs: Arc<dyn crate::fs::Fs> = Arc::new(crate::fs::RealFs);
+        let cache = Arc::new(crate::sst::cache::BlockCache::new(0));
+        let t = Arc::new(Table::open(fs, &path, t.meta.clone(), cache).unwrap());
+        let mut it = SstIter::new(t);
+        it.seek_to_first().unwrap();
+        let mut err = None;
+        while it.valid() {
+            if let Err(e) = it.next() {
+                err = Some(e);
+                break;
+            }
+        }
+        let e = err.expect("the flipped block is reported");
+        assert!(e.to_string().contains("checksum"), "{e}");
     }
 }

@@ -430,6 +430,81 @@ impl Table {
         Block::new(data).map_err(|err| err.in_file(&self.path, off))
     }
 
+    /// Reads data block `first` and up to `max - 1` blocks after it with one read into `buf`
+    /// (readahead for iterators moving forward); returns the last block read. The run stops
+    /// at the file's last data block, at a block already in the cache, at a gap between
+    /// blocks, before `max_bytes`, and at the block that holds `until` (the reader reads no
+    /// key above it); it always holds `first`. Nothing is checked yet: take each block out
+    /// with [`Table::block_in_run`].
+    pub fn read_run(
+        &self,
+        first: usize,
+        max: usize,
+        max_bytes: usize,
+        until: Option<&[u8]>,
+        buf: &mut Vec<u8>,
+    ) -> Result<usize> {
+        let (start, len) = self.index.handle(first);
+        let mut end = start + u64::from(len) + 4;
+        let mut last = first;
+        while last + 1 < self.index.len()
+            && last + 1 - first < max
+            && until.is_none_or(|u| keycmp::lt(self.index.last_key(last), u))
+        {
+            let (off, len) = self.index.handle(last + 1);
+            let next_end = off + u64::from(len) + 4;
+            if off != end
+                || next_end - start > max_bytes as u64
+                || self.cache.get(self.meta.id, off).is_some()
+            {
+                break;
+            }
+            end = next_end;
+            last += 1;
+        }
+        let total = usize::try_from(end - start)
+            .map_err(|_| Table::corrupt(&self.path, start, "block run too large"))?;
+        // The buffer is reused: only its growth is zeroed.
+        buf.resize(total, 0);
+        self.file
+            .read_at(buf, start)
+            .map_err(Error::io(&self.path))?;
+        Ok(last)
+    }
+
+    /// Block `i`'s bytes out of `buf`, a run read by [`Table::read_run`] from block `first`
+    /// on (`i` inside the run), checked against its CRC.
+    pub fn block_in_run(&self, buf: &[u8], first: usize, i: usize) -> Result<Arc<Vec<u8>>> {
+        let start = self.index.handle(first).0;
+        let (off, len) = self.index.handle(i);
+        let at = usize::try_from(off - start).unwrap_or(usize::MAX);
+        let block = at
+            .checked_add(len as usize)
+            .and_then(|end| buf.get(at..end))
+            .ok_or_else(|| Table::corrupt(&self.path, off, "block outside the run read"))?;
+        let want = u32_at(buf, at + len as usize).unwrap_or(0);
+        if crc(block) != want {
+            return Err(Table::corrupt(&self.path, off, "block checksum mismatch"));
+        }
+        Ok(Arc::new(block.to_vec()))
+    }
+
+    /// Block `i`'s bytes if the cache holds them.
+    pub fn cached_block(&self, i: usize) -> Option<Arc<Vec<u8>>> {
+        self.cache.get(self.meta.id, self.index.handle(i).0)
+    }
+
+    /// Adds block `i`'s bytes (read by [`Table::read_run`]) to the cache.
+    pub fn cache_block(&self, i: usize, data: Arc<Vec<u8>>) {
+        self.cache
+            .insert(self.meta.id, self.index.handle(i).0, data);
+    }
+
+    /// Parses block `i` from its bytes, naming the file and offset in an error.
+    pub fn parse_block(&self, i: usize, data: Arc<Vec<u8>>) -> Result<Block> {
+        Block::new(data).map_err(|err| err.in_file(&self.path, self.index.handle(i).0))
+    }
+
     /// Reads and checks every block without the cache; returns the number of entries.
     pub fn verify(&self) -> Result<u64> {
         let mut n = 0u64;
