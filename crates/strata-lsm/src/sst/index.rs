@@ -89,37 +89,28 @@ impl FlatIndex {
             return 0;
         }
         // Every key starts with the shared prefix: a target that differs from it inside the
-        // prefix is below or above all keys (a proper prefix of it is below).
+        // prefix is below or above all keys (a proper prefix of it is below). Compared inline
+        // (a `memcmp` call costs more than the comparison of ~10 bytes).
         let p = self.prefix;
         match keycmp::cmp(&target[..p.min(target.len())], &self.keys[..p]) {
             std::cmp::Ordering::Less => return 0,
             std::cmp::Ordering::Greater => return n,
             std::cmp::Ordering::Equal => {}
         }
-        // Heads do not decrease in key order. The first head `>= th`, without a branch per
-        // step (a binary search's branches are unpredictable: the select keeps the pipeline
-        // full).
+        // `target` starts with the prefix (or is a proper prefix of it: then its head is 0
+        // and the full comparison below decides).
         let th = head(target, p);
         let heads = &self.heads[..n];
-        let (mut base, mut len) = (0usize, n);
-        while len > 1 {
-            let half = len / 2;
-            base = if heads[base + half - 1] < th {
-                base + half
-            } else {
-                base
-            };
-            len -= half;
-        }
-        let first = base + usize::from(heads[base] < th);
-        if first == n || heads[first] != th {
-            return first;
-        }
-        // Keys whose head equals the target's (a run from `first`): their full keys decide.
-        let (mut lo, mut hi) = (first, first + heads[first..].partition_point(|&h| h == th));
+        let (mut lo, mut hi) = (0, n);
         while lo < hi {
             let mid = (lo + hi) / 2;
-            if keycmp::lt(self.last_key(mid), target) {
+            let h = heads[mid];
+            let below = if h != th {
+                h < th
+            } else {
+                keycmp::lt(self.last_key(mid), target)
+            };
+            if below {
                 lo = mid + 1;
             } else {
                 hi = mid;
