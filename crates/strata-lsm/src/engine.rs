@@ -421,6 +421,19 @@ pub trait Engine: Send + Sync {
     /// The latest value of `key`.
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>>;
 
+    /// Hands the latest value of `key` to `f`, borrowed where the engine can (no copy), and
+    /// says whether there was one (`f` is not called when there is none). `f` may call the
+    /// engine again. The default copies the value through [`Engine::get`].
+    fn get_borrowed(&self, key: &[u8], f: &mut dyn FnMut(&[u8])) -> Result<bool> {
+        Ok(match self.get(key)? {
+            Some(v) => {
+                f(&v);
+                true
+            }
+            None => false,
+        })
+    }
+
     /// Applies a batch atomically (see [`WriteBatch`]). A failed condition returns
     /// [`crate::Error::ConditionFailed`] and writes nothing.
     fn write(&self, batch: WriteBatch) -> Result<()>;

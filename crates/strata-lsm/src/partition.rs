@@ -106,7 +106,10 @@ impl Partitioner {
     /// keeps the stripe non-decreasing in key order under `P`. A key with fewer than `N − 1`
     /// elements (or not a tuple) goes to stripe 0.
     pub fn stripe(&self, key: &[u8], stripes: u32) -> u32 {
-        let stripes = stripes.max(1);
+        if stripes <= 1 {
+            // One stripe (`strata kv`'s default): nothing to hash.
+            return 0;
+        }
         match self {
             Partitioner::NativeTupleHash(n) => {
                 if let Some(s) = hash_stripe_fast(key, *n as usize - 1, stripes) {

@@ -460,9 +460,13 @@ impl Table {
     /// [`Error::ItemType`] when the stored item does not fit `T`.
     pub fn get_as<T: serde::de::DeserializeOwned>(&self, key: &Key) -> Result<Option<T>> {
         let k = self.encode_key(key)?;
-        let v = self.db.engine.get(&k.bytes)?;
+        // Decoded from the engine's own bytes (a cached block or the memtable), not a copy.
+        let mut out = None;
+        self.db
+            .engine
+            .get_borrowed(&k.bytes, &mut |v| out = Some(from_item_bytes(v)))?;
         self.check_live()?;
-        v.map(|v| from_item_bytes(&v)).transpose()
+        out.transpose()
     }
 
     fn write(&self, batch: WriteBatch) -> std::result::Result<(), strata_lsm::Error> {
@@ -528,9 +532,13 @@ impl Table {
     /// The item with `key`, if any.
     pub fn get(&self, key: &Key) -> Result<Option<Item>> {
         let k = self.encode_key(key)?;
-        let v = self.db.engine.get(&k.bytes)?;
+        // Decoded from the engine's own bytes (a cached block or the memtable), not a copy.
+        let mut out = None;
+        self.db
+            .engine
+            .get_borrowed(&k.bytes, &mut |v| out = Some(decode_item(v)))?;
         self.check_live()?;
-        v.map(|v| decode_item(&v)).transpose()
+        out.transpose()
     }
 
     /// Deletes the item with `key` (no error when there is none).

@@ -257,6 +257,10 @@ impl Engine for LsmEngine {
         self.inner.get_at(key, None)
     }
 
+    fn get_borrowed(&self, key: &[u8], f: &mut dyn FnMut(&[u8])) -> Result<bool> {
+        Ok(self.get_with(key, f)?.is_some())
+    }
+
     fn write(&self, batch: WriteBatch) -> Result<()> {
         self.inner.write(batch, self.inner.opts.sync)
     }

@@ -42,8 +42,41 @@ impl Inner {
         seq: Option<u64>,
         f: impl FnOnce(&[u8]) -> R,
     ) -> Result<Option<R>> {
-        let (view, now) = self.view_now(self.stripe_of(key));
-        view.get_with(key, seq.unwrap_or(now), f)
+        let s = self.stripe_of(key);
+        let hash = key_hash(key);
+        // Under the state's read lock, only find which source holds the key's newest version
+        // and keep a reference to that one source (one reference-count update per get, not
+        // one per source). The lock is released before any block is read and before `f` runs
+        // (`f` may call back into the engine).
+        let (found, seq) = {
+            let st = read(&self.state);
+            let seq = seq.unwrap_or_else(|| self.visible.load(Ordering::Acquire));
+            if st.active[s].get_ref(key, hash, seq).is_some() {
+                (Holder::Mem(Arc::clone(&st.active[s]), seq), seq)
+            } else if let Some(m) = st
+                .frozen
+                .as_ref()
+                .map(|fr| &fr.mems[s])
+                .filter(|m| m.get_ref(key, hash, u64::MAX).is_some())
+            {
+                (Holder::Mem(Arc::clone(m), u64::MAX), seq)
+            } else {
+                (Holder::Files(Arc::clone(&st.versions[s])), seq)
+            }
+        };
+        match found {
+            // A memtable's answer at a sequence number it already holds never changes (its
+            // versions up to `at` were all inserted before `at` became visible, and later
+            // inserts carry larger sequence numbers), so the second lookup finds the same
+            // entry (should it not, the read is made again over every source).
+            Holder::Mem(m, at) => match m.get_ref(key, hash, at) {
+                Some(v) => Ok(v.map(f)),
+                None => self.view_now(s).0.get_with(key, seq, f),
+            },
+            Holder::Files(v) => {
+                Ok(lookup_version_ref(&v, key, hash)?.and_then(|(b, r)| b.value_slice(r).map(f)))
+            }
+        }
     }
 
     /// The view of stripe `s` now, and the visible sequence.
@@ -107,6 +140,15 @@ impl Inner {
             views: views.into(),
         }
     }
+}
+
+/// The one source of a stripe that a point read found its key in (or the files, where it
+/// still has to look), kept alive after the state's lock is released.
+enum Holder {
+    /// A memtable holding a version of the key visible at the sequence number.
+    Mem(Arc<Memtable>, u64),
+    /// The stripe's files.
+    Files(Arc<StripeVersion>),
 }
 
 /// One stripe as a snapshot sees it.

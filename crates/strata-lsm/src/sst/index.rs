@@ -89,20 +89,22 @@ impl FlatIndex {
             return 0;
         }
         // Every key starts with the shared prefix: a target that differs from it inside the
-        // prefix is below or above all keys.
+        // prefix is below or above all keys (a proper prefix of it is below). Compared inline
+        // (a `memcmp` call costs more than the comparison of ~10 bytes).
         let p = self.prefix;
-        let shared = &self.keys[..p];
-        let tp = &target[..p.min(target.len())];
-        if tp != shared {
-            return if tp < shared { 0 } else { n };
+        match keycmp::cmp(&target[..p.min(target.len())], &self.keys[..p]) {
+            std::cmp::Ordering::Less => return 0,
+            std::cmp::Ordering::Greater => return n,
+            std::cmp::Ordering::Equal => {}
         }
         // `target` starts with the prefix (or is a proper prefix of it: then its head is 0
         // and the full comparison below decides).
         let th = head(target, p);
+        let heads = &self.heads[..n];
         let (mut lo, mut hi) = (0, n);
         while lo < hi {
             let mid = (lo + hi) / 2;
-            let h = self.heads[mid];
+            let h = heads[mid];
             let below = if h != th {
                 h < th
             } else {

@@ -327,7 +327,9 @@ impl Table {
     /// Reads `len` bytes + CRC at `off` and verifies them.
     fn read_checked(file: &dyn ReadableFile, path: &Path, off: u64, len: u32) -> Result<Vec<u8>> {
         let mut buf = vec![0u8; len as usize + 4];
-        file.read_at(&mut buf, off).map_err(Error::io(path))?;
+        // The path is copied into the error only on failure (not per block read).
+        file.read_at(&mut buf, off)
+            .map_err(|e| Error::io(path)(e))?;
         let want = u32_at(&buf, len as usize).unwrap_or(0);
         buf.truncate(len as usize);
         if crc(&buf) != want {
@@ -578,8 +580,17 @@ impl Table {
                 let found = b.get(key);
                 (b, found)
             }
+            // Not cached: read it (the cache was just asked; no second lookup) and cache it.
             None => {
-                let b = self.block(i)?;
+                let len = self.index.handle(i).1;
+                let data = Arc::new(Table::read_checked(
+                    self.file.as_ref(),
+                    &self.path,
+                    off,
+                    len,
+                )?);
+                self.cache.insert(self.meta.id, off, Arc::clone(&data));
+                let b = Block::new(data).map_err(|e| self.err(off, e))?;
                 let found = b.get(key);
                 (b, found)
             }
