@@ -442,3 +442,53 @@ fn failed_fsync_on_the_sync_thread_fails_the_write() {
     let e = LsmEngine::open(dir.path(), opts(&fs, SyncMode::Always)).unwrap();
     assert_eq!(e.get(b"a").unwrap(), Some(b"1".to_vec()));
 }
+
+/// The sync thread runs its fsync while the writer still fills the memtables, so it must not
+/// make a batch visible: readers see a synced batch whole or not at all. A reader checks, in
+/// one snapshot, that a big batch's first key is never seen without its last key.
+#[test]
+fn a_batch_synced_by_the_sync_thread_becomes_visible_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let fs = Arc::new(FaultFs::new());
+    let o = LsmOptions {
+        background: true,
+        stripes: 1,
+        memtable_budget_bytes: 256 << 20,
+        ..opts(&fs, SyncMode::Always)
+    };
+    let e = LsmEngine::open(dir.path(), o).unwrap();
+    const BATCHES: u32 = 40;
+    const PER: u32 = 10_000;
+    let done = std::sync::atomic::AtomicBool::new(false);
+    let torn = std::sync::atomic::AtomicU32::new(0);
+    std::thread::scope(|sc| {
+        sc.spawn(|| {
+            while !done.load(std::sync::atomic::Ordering::Acquire) {
+                let s = e.snapshot().unwrap();
+                for b in 0..BATCHES {
+                    let first = s.get(&key(b * PER)).unwrap();
+                    if first.is_none() {
+                        break;
+                    }
+                    if s.get(&key(b * PER + PER - 1)).unwrap().is_none() {
+                        torn.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    }
+                }
+            }
+        });
+        for b in 0..BATCHES {
+            let mut batch = strata_lsm::WriteBatch::new();
+            for j in 0..PER {
+                batch.put(key(b * PER + j), vec![1]);
+            }
+            e.write(batch).unwrap();
+        }
+        done.store(true, std::sync::atomic::Ordering::Release);
+    });
+    assert_eq!(
+        torn.load(std::sync::atomic::Ordering::Relaxed),
+        0,
+        "snapshots saw the first key of a batch without its last"
+    );
+    assert_eq!(all(&e).len(), (BATCHES * PER) as usize);
+}

@@ -8,7 +8,7 @@ use super::maint::Maint;
 use super::version::StripeVersion;
 use crate::engine::KeyRange;
 use crate::error::{Error, Result};
-use crate::fs::Fs;
+use crate::fs::{FileSyncer, Fs};
 use crate::lock::DirLock;
 use crate::memtable::Memtable;
 use crate::options::LsmOptions;
@@ -62,6 +62,10 @@ pub(super) struct SyncState {
     /// The highest sequence number a writer asked the sync thread to make durable (see
     /// `Inner::request_sync`): the thread syncs while the writer fills the memtables.
     pub requested: u64,
+    /// The WAL that holds batch `requested` (its syncer and number), handed over by the
+    /// writer so that the sync thread need not take the commit lock, which the writer holds
+    /// while it fills the memtables.
+    pub requested_wal: Option<(Arc<dyn FileSyncer>, u64)>,
     /// The sync thread stops (the engine is closing).
     pub stop: bool,
     /// The last failed fsync: the batches up to this sequence number were not made durable,

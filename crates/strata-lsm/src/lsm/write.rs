@@ -10,6 +10,7 @@ use std::sync::MutexGuard;
 use super::inner::{Commit, Frozen, Inner, SyncState};
 use crate::engine::{Op, WriteBatch};
 use crate::error::{Error, Result};
+use crate::fs::FileSyncer;
 use crate::memtable::Memtable;
 use crate::options::SyncMode;
 use crate::sync::{lock, read, wait, wait_timeout, write};
@@ -55,11 +56,14 @@ impl Inner {
                 self.poison(&e);
                 return Err(e);
             }
+            let ahead = sync == SyncMode::Always && self.opts.background;
+            let handle = ahead.then(|| (wal.syncer(), wal.number()));
             c.last_seq = seq;
-            if sync == SyncMode::Always && self.opts.background {
+            if let Some(handle) = handle {
                 // The sync thread runs the fsync while this writer fills the memtables; the
-                // write is still acknowledged only once it is durable (`wait_durable`).
-                self.request_sync(seq);
+                // write is still acknowledged, and made visible, only once it is durable
+                // (`wait_durable`).
+                self.request_sync(seq, handle);
             }
             let added = self.insert(seq, &batch.ops);
             if sync == SyncMode::None {
@@ -115,12 +119,14 @@ impl Inner {
         added
     }
 
-    /// Asks the sync thread to make batch `seq` durable. Called with the commit lock held
-    /// (the lock order is commit, then sync).
-    fn request_sync(&self, seq: u64) {
+    /// Asks the sync thread to make batch `seq` durable; `wal` is the WAL it was appended to
+    /// (every earlier WAL was synced when it was rotated out, see `freeze_locked`). Called
+    /// with the commit lock held (the lock order is commit, then sync).
+    fn request_sync(&self, seq: u64, wal: (Arc<dyn FileSyncer>, u64)) {
         let mut s = lock(&self.sync);
         if s.requested < seq {
             s.requested = seq;
+            s.requested_wal = Some(wal);
         }
         drop(s);
         self.sync_cv.notify_all();
@@ -174,6 +180,10 @@ impl Inner {
         let mut s = lock(&self.sync);
         loop {
             if s.synced_seq >= seq {
+                // The sync thread does not publish what it made durable (it runs while the
+                // writer still fills the memtables); this writer's batch, and every earlier
+                // one (inserted in order under the commit lock), is in the memtables now.
+                self.visible.fetch_max(seq, Ordering::AcqRel);
                 return Ok(());
             }
             if let Some((upto, path, kind, msg)) = &s.failed {
@@ -246,15 +256,41 @@ impl Inner {
                 && !self.poisoned.load(Ordering::SeqCst)
                 && self.check_writable().is_ok()
             {
-                // A failure poisons the engine; the writers report it.
-                s = match self.sync_round(s) {
-                    Ok(g) => g,
-                    Err(_) => lock(&self.sync),
-                };
-                continue;
+                if let Some(wal) = s.requested_wal.clone() {
+                    // A failure poisons the engine; the writers report it.
+                    s = self.sync_requested(s, wal);
+                    continue;
+                }
             }
             s = wait(&self.sync_cv, s);
         }
+    }
+
+    /// The sync thread's fsync of WAL `wal` for every batch up to `s.requested`, without the
+    /// commit lock. It records what is durable but does not make it visible: the writer that
+    /// asked may still be filling the memtables, so each writer publishes its own batch in
+    /// `wait_durable`.
+    fn sync_requested<'a>(
+        &'a self,
+        mut s: MutexGuard<'a, SyncState>,
+        (syncer, number): (Arc<dyn FileSyncer>, u64),
+    ) -> MutexGuard<'a, SyncState> {
+        let target = s.requested;
+        s.syncing = true;
+        drop(s);
+        let r = syncer.sync();
+        let mut s = lock(&self.sync);
+        s.syncing = false;
+        match r {
+            Ok(()) => s.synced_seq = s.synced_seq.max(target),
+            Err(source) => {
+                let path = self.dir.join(wal::wal_name(number));
+                s.failed = Some((target, path.clone(), source.kind(), source.to_string()));
+                self.poison(&Error::io(path)(source));
+            }
+        }
+        self.sync_cv.notify_all();
+        s
     }
 
     /// Stops the sync thread.
