@@ -41,6 +41,14 @@ fn with_suffix(dir: &Path, suffix: &str) -> Vec<PathBuf> {
     v
 }
 
+/// Power loss: kills `e` (no close), drops what `fs` holds unsynced, and reopens the directory
+/// on a fresh fault-free file system.
+fn crash_and_reopen(e: LsmEngine, fs: &FaultFs, dir: &Path, sync: SyncMode) -> LsmEngine {
+    e.kill();
+    fs.crash().unwrap();
+    LsmEngine::open(dir, opts(&Arc::new(FaultFs::new()), sync)).unwrap()
+}
+
 /// A power loss after acknowledged writes (sync always): every acknowledged write survives.
 #[test]
 fn power_loss_keeps_every_acknowledged_write() {
@@ -52,14 +60,7 @@ fn power_loss_keeps_every_acknowledged_write() {
             strata_lsm::engine::put(&e, &key(i), &i.to_le_bytes()).unwrap();
         }
         // Crash: no close, unsynced bytes and unsynced directory entries vanish.
-        e.kill();
-        fs.crash().unwrap();
-        let e = LsmEngine::open(
-            dir.path(),
-            opts(&Arc::new(FaultFs::new()), SyncMode::Always),
-        )
-        .unwrap();
-        let got = all(&e);
+        let got = all(&crash_and_reopen(e, &fs, dir.path(), SyncMode::Always));
         assert_eq!(got.len(), n as usize, "n={n}");
         for (i, (k, v)) in got.iter().enumerate() {
             assert_eq!(k, &key(i as u32));
@@ -77,10 +78,7 @@ fn power_loss_without_sync_recovers_a_prefix() {
     for i in 0..2000u32 {
         strata_lsm::engine::put(&e, &key(i), b"v").unwrap();
     }
-    e.kill();
-    fs.crash().unwrap();
-    let e = LsmEngine::open(dir.path(), opts(&Arc::new(FaultFs::new()), SyncMode::None)).unwrap();
-    let got = all(&e);
+    let got = all(&crash_and_reopen(e, &fs, dir.path(), SyncMode::None));
     // Writes go to a new WAL after every rotation, which syncs the previous one: some data
     // survived, and what survived has no holes.
     assert!(!got.is_empty() && got.len() < 2000, "{}", got.len());
@@ -354,13 +352,7 @@ fn crash_during_flush_and_compaction_leaves_an_openable_database() {
         for i in 0..stop {
             strata_lsm::engine::put(&e, &key(i), &[1u8; 40]).unwrap();
         }
-        e.kill();
-        fs.crash().unwrap();
-        let e = LsmEngine::open(
-            dir.path(),
-            opts(&Arc::new(FaultFs::new()), SyncMode::Always),
-        )
-        .unwrap();
+        let e = crash_and_reopen(e, &fs, dir.path(), SyncMode::Always);
         assert_eq!(all(&e).len(), stop as usize);
         e.verify().unwrap();
     }
@@ -393,14 +385,7 @@ fn power_loss_keeps_every_write_synced_by_the_sync_thread() {
             });
         }
     });
-    e.kill();
-    fs.crash().unwrap();
-    let e = LsmEngine::open(
-        dir.path(),
-        opts(&Arc::new(FaultFs::new()), SyncMode::Always),
-    )
-    .unwrap();
-    let got = all(&e);
+    let got = all(&crash_and_reopen(e, &fs, dir.path(), SyncMode::Always));
     assert_eq!(got.len(), 3 * 300);
     for (k, v) in got {
         let i = u32::from_le_bytes(v.as_slice().try_into().unwrap());

@@ -59,18 +59,27 @@ pub(super) struct SyncState {
     pub synced_seq: u64,
     /// A writer (or the sync thread) is running an fsync for everyone.
     pub syncing: bool,
-    /// The highest sequence number a writer asked the sync thread to make durable (see
-    /// `Inner::request_sync`): the thread syncs while the writer fills the memtables.
-    pub requested: u64,
-    /// The WAL that holds batch `requested` (its syncer and number), handed over by the
-    /// writer so that the sync thread need not take the commit lock, which the writer holds
-    /// while it fills the memtables.
-    pub requested_wal: Option<(Arc<dyn FileSyncer>, u64)>,
+    /// The newest fsync a writer asked the sync thread for (see `Inner::request_sync`): the
+    /// thread syncs while the writer fills the memtables.
+    pub request: Option<SyncRequest>,
     /// The sync thread stops (the engine is closing).
     pub stop: bool,
     /// The last failed fsync: the batches up to this sequence number were not made durable,
     /// with the file and the OS error (kind, text) to report to their writers.
     pub failed: Option<(u64, PathBuf, std::io::ErrorKind, String)>,
+}
+
+/// A writer's request to the sync thread: make every batch up to `seq` durable by syncing the
+/// WAL it was appended to. The WAL is handed over (its syncer and number) so that the thread
+/// need not take the commit lock, which the writer holds while it fills the memtables.
+#[derive(Clone)]
+pub(super) struct SyncRequest {
+    /// The batch to make durable (and every one before it).
+    pub seq: u64,
+    /// The WAL holding batch `seq`.
+    pub syncer: Arc<dyn FileSyncer>,
+    /// That WAL's file number (for errors).
+    pub wal: u64,
 }
 
 /// Requests to the background thread.

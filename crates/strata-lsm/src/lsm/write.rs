@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use std::sync::MutexGuard;
 
-use super::inner::{Commit, Frozen, Inner, SyncState};
+use super::inner::{Commit, Frozen, Inner, SyncRequest, SyncState};
 use crate::engine::{Op, WriteBatch};
 use crate::error::{Error, Result};
 use crate::fs::FileSyncer;
@@ -122,11 +122,10 @@ impl Inner {
     /// Asks the sync thread to make batch `seq` durable; `wal` is the WAL it was appended to
     /// (every earlier WAL was synced when it was rotated out, see `freeze_locked`). Called
     /// with the commit lock held (the lock order is commit, then sync).
-    fn request_sync(&self, seq: u64, wal: (Arc<dyn FileSyncer>, u64)) {
+    fn request_sync(&self, seq: u64, (syncer, wal): (Arc<dyn FileSyncer>, u64)) {
         let mut s = lock(&self.sync);
-        if s.requested < seq {
-            s.requested = seq;
-            s.requested_wal = Some(wal);
+        if s.request.as_ref().is_none_or(|r| r.seq < seq) {
+            s.request = Some(SyncRequest { seq, syncer, wal });
         }
         drop(s);
         self.sync_cv.notify_all();
@@ -224,20 +223,34 @@ impl Inner {
         };
         let r = syncer.sync();
         let mut s = lock(&self.sync);
+        self.record_sync(&mut s, r, target, number)?;
+        // Every batch up to `target` was in the memtables when the commit lock was taken.
+        self.visible.fetch_max(target, Ordering::AcqRel);
+        Ok(s)
+    }
+
+    /// Records the outcome of an fsync of WAL `number` that covered every batch up to
+    /// `target` (with the sync lock held): durable, or failed — then the writers of those
+    /// batches get the I/O error and the engine is poisoned. Wakes the waiting writers.
+    fn record_sync(
+        &self,
+        s: &mut SyncState,
+        r: std::io::Result<()>,
+        target: u64,
+        number: u64,
+    ) -> Result<()> {
         s.syncing = false;
+        self.sync_cv.notify_all();
         match r {
             Ok(()) => {
                 s.synced_seq = s.synced_seq.max(target);
-                self.visible.fetch_max(target, Ordering::AcqRel);
-                self.sync_cv.notify_all();
-                Ok(s)
+                Ok(())
             }
             Err(source) => {
                 let path = self.dir.join(wal::wal_name(number));
                 s.failed = Some((target, path.clone(), source.kind(), source.to_string()));
                 let e = Error::io(path)(source);
                 self.poison(&e);
-                self.sync_cv.notify_all();
                 Err(e)
             }
         }
@@ -251,14 +264,14 @@ impl Inner {
             if s.stop {
                 return;
             }
-            if s.requested > s.synced_seq
-                && !s.syncing
-                && !self.poisoned.load(Ordering::SeqCst)
-                && self.check_writable().is_ok()
-            {
-                if let Some(wal) = s.requested_wal.clone() {
+            let due = s.request.clone().filter(|r| r.seq > s.synced_seq);
+            if let Some(r) = due {
+                if !s.syncing
+                    && !self.poisoned.load(Ordering::SeqCst)
+                    && self.check_writable().is_ok()
+                {
                     // A failure poisons the engine; the writers report it.
-                    s = self.sync_requested(s, wal);
+                    s = self.sync_requested(s, r);
                     continue;
                 }
             }
@@ -266,30 +279,20 @@ impl Inner {
         }
     }
 
-    /// The sync thread's fsync of WAL `wal` for every batch up to `s.requested`, without the
-    /// commit lock. It records what is durable but does not make it visible: the writer that
-    /// asked may still be filling the memtables, so each writer publishes its own batch in
-    /// `wait_durable`.
+    /// The sync thread's fsync of the WAL of request `r`, without the commit lock. It records
+    /// what is durable but does not make it visible: the writer that asked may still be
+    /// filling the memtables, so each writer publishes its own batch in `wait_durable`.
     fn sync_requested<'a>(
         &'a self,
         mut s: MutexGuard<'a, SyncState>,
-        (syncer, number): (Arc<dyn FileSyncer>, u64),
+        r: SyncRequest,
     ) -> MutexGuard<'a, SyncState> {
-        let target = s.requested;
         s.syncing = true;
         drop(s);
-        let r = syncer.sync();
+        let outcome = r.syncer.sync();
         let mut s = lock(&self.sync);
-        s.syncing = false;
-        match r {
-            Ok(()) => s.synced_seq = s.synced_seq.max(target),
-            Err(source) => {
-                let path = self.dir.join(wal::wal_name(number));
-                s.failed = Some((target, path.clone(), source.kind(), source.to_string()));
-                self.poison(&Error::io(path)(source));
-            }
-        }
-        self.sync_cv.notify_all();
+        // A failure is reported to the writers through `s.failed`.
+        let _ = self.record_sync(&mut s, outcome, r.seq, r.wal);
         s
     }
 

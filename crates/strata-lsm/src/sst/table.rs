@@ -330,12 +330,23 @@ impl Table {
         // The path is copied into the error only on failure (not per block read).
         file.read_at(&mut buf, off)
             .map_err(|e| Error::io(path)(e))?;
-        let want = u32_at(&buf, len as usize).unwrap_or(0);
+        check_crc(&buf, path, off)?;
         buf.truncate(len as usize);
-        if crc(&buf) != want {
-            return Err(Table::corrupt(path, off, "block checksum mismatch"));
-        }
         Ok(buf)
+    }
+
+    /// Data block `(off, len)` read from the file (checked), kept in the cache when `fill`.
+    fn load_block(&self, off: u64, len: u32, fill: bool) -> Result<Arc<Vec<u8>>> {
+        let d = Arc::new(Table::read_checked(
+            self.file.as_ref(),
+            &self.path,
+            off,
+            len,
+        )?);
+        if fill {
+            self.cache.insert(self.meta.id, off, Arc::clone(&d));
+        }
+        Ok(d)
     }
 
     /// Opens an SST.
@@ -416,18 +427,7 @@ impl Table {
         let (off, len) = self.index.handle(i);
         let data = match self.cache.get(self.meta.id, off) {
             Some(d) => d,
-            None => {
-                let d = Arc::new(Table::read_checked(
-                    self.file.as_ref(),
-                    &self.path,
-                    off,
-                    len,
-                )?);
-                if fill {
-                    self.cache.insert(self.meta.id, off, Arc::clone(&d));
-                }
-                d
-            }
+            None => self.load_block(off, len, fill)?,
         };
         Block::new(data).map_err(|err| err.in_file(&self.path, off))
     }
@@ -480,15 +480,12 @@ impl Table {
         let start = self.index.handle(first).0;
         let (off, len) = self.index.handle(i);
         let at = usize::try_from(off - start).unwrap_or(usize::MAX);
-        let block = at
-            .checked_add(len as usize)
+        let framed = at
+            .checked_add(len as usize + 4)
             .and_then(|end| buf.get(at..end))
             .ok_or_else(|| Table::corrupt(&self.path, off, "block outside the run read"))?;
-        let want = u32_at(buf, at + len as usize).unwrap_or(0);
-        if crc(block) != want {
-            return Err(Table::corrupt(&self.path, off, "block checksum mismatch"));
-        }
-        Ok(Arc::new(block.to_vec()))
+        check_crc(framed, &self.path, off)?;
+        Ok(Arc::new(framed[..len as usize].to_vec()))
     }
 
     /// Block `i`'s bytes if the cache holds them.
@@ -575,21 +572,13 @@ impl Table {
                 let found = pi.get(&b, key);
                 (b, found)
             }
-            Some((data, None)) => {
-                let b = Block::new(data).map_err(|e| self.err(off, e))?;
-                let found = b.get(key);
-                (b, found)
-            }
-            // Not cached: read it (the cache was just asked; no second lookup) and cache it.
-            None => {
-                let len = self.index.handle(i).1;
-                let data = Arc::new(Table::read_checked(
-                    self.file.as_ref(),
-                    &self.path,
-                    off,
-                    len,
-                )?);
-                self.cache.insert(self.meta.id, off, Arc::clone(&data));
+            // Cached without a point index, or not cached: then read it (the cache was just
+            // asked; no second lookup) and cache it.
+            cached => {
+                let data = match cached {
+                    Some((data, _)) => data,
+                    None => self.load_block(off, self.index.handle(i).1, true)?,
+                };
                 let b = Block::new(data).map_err(|e| self.err(off, e))?;
                 let found = b.get(key);
                 (b, found)
@@ -609,6 +598,17 @@ impl Drop for Table {
 }
 
 pub use crate::iter::{before_lo, past_hi, Entry, Source, TableIter};
+
+/// Checks a data block framed with its CRC32C trailer (`block ‖ crc`, as written), naming
+/// the file and the block's offset when it does not match.
+fn check_crc(framed: &[u8], path: &Path, off: u64) -> Result<()> {
+    let len = framed.len().saturating_sub(4);
+    let want = u32_at(framed, len).unwrap_or(0);
+    if framed.len() < 4 || crc(&framed[..len]) != want {
+        return Err(Table::corrupt(path, off, "block checksum mismatch"));
+    }
+    Ok(())
+}
 
 #[cfg(test)]
 mod writer_tests {
