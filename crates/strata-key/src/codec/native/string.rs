@@ -22,14 +22,15 @@ const HIGHS: u64 = 0x8080_8080_8080_8080;
 /// [`STR_SHIFT`] in every byte.
 const SHIFTS: u64 = ONES * STR_SHIFT as u64;
 
-/// True when some byte of `x` is `≥ 0xfc` (its six high bits all set). Shifts of at most five
-/// bits never move a bit into another byte's bit 7, so the test is exact.
+/// `0x7f` in every byte.
+const LOWS: u64 = !HIGHS;
+/// `0x04` in every byte.
+const FOURS: u64 = ONES * 4;
+
+/// True when some byte of `x` is `≥ 0xfc` (see [`ge_fc_bits`]).
 #[inline(always)]
 fn any_ge_fc(x: u64) -> bool {
-    let t = x & (x << 1); // bit 7: b7 & b6
-    let t = t & (t << 2); // bit 7: b7..b4
-    let t = t & (t << 2); // bit 7: b7..b2
-    t & HIGHS != 0
+    ge_fc_bits(x) != 0
 }
 
 /// Bit 7 set in the lowest byte of `x` that is not plain in an encoded string (`00`, `01`,
@@ -139,7 +140,7 @@ pub(crate) fn put_string<O: Out>(out: &mut O, tag: u8, s: &[u8]) {
         let lo = load_le(s);
         let hi = load_le(&s[n - 8..]);
         let c = u128::from(lo) | (u128::from(hi) << (8 * (n - 8)));
-        if any_ge_fc(lo) | any_ge_fc(hi) {
+        if ge_fc_bits(lo) | ge_fc_bits(hi) != 0 {
             put_short_escaped(out, tag, c, n);
             return;
         }
@@ -182,13 +183,12 @@ fn put_string_escaped(out: &mut Vec<u8>, tag: u8, s: &[u8]) {
     put_escaped(out, s);
 }
 
-/// Bit 7 set in each byte of `x` that is `≥ 0xfc` (exact per byte: see [`any_ge_fc`]).
+/// Bit 7 set in each byte of `x` that is `≥ 0xfc`, exactly: a byte's low seven bits plus 4
+/// reach bit 7 iff they are `≥ 0x7c` (the sum is at most `0x83`, so nothing carries into the
+/// next byte), and its own bit 7 must be set too.
 #[inline(always)]
 fn ge_fc_bits(x: u64) -> u64 {
-    let t = x & (x << 1);
-    let t = t & (t << 2);
-    let t = t & (t << 2);
-    t & HIGHS
+    ((x & LOWS) + FOURS) & x & HIGHS
 }
 
 /// The bytes of `s` (a word or the tail: at most 8), some of them `≥ 0xfc`: see
@@ -585,6 +585,46 @@ mod tests {
         // The lowest flagged byte is exact even with several special bytes.
         let x = u64::from_le_bytes([0x41, 0xff, 0x00, 0x01, 0x41, 0xfe, 0x41, 0x41]);
         assert_eq!(special_bytes(x).trailing_zeros() / 8, 1);
+    }
+
+    /// `ge_fc_bits` flags exactly the bytes `≥ 0xfc`, whatever their neighbours hold: every
+    /// byte value in every lane with every value in all other lanes, and words of two random
+    /// values (a carry or a shifted bit from a neighbour would show up here).
+    #[test]
+    fn ge_fc_bits_is_exact_per_byte() {
+        fn model(x: u64) -> u64 {
+            (0..8)
+                .filter(|i| (x >> (8 * i)) as u8 >= 0xfc)
+                .map(|i| 0x80u64 << (8 * i))
+                .sum()
+        }
+        for lane in 0..8 {
+            for b in 0..=255u8 {
+                for n in 0..=255u8 {
+                    let mut a = [n; 8];
+                    a[lane] = b;
+                    let x = u64::from_le_bytes(a);
+                    assert_eq!(ge_fc_bits(x), model(x), "{x:#018x}");
+                }
+            }
+        }
+        let mut z = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..200_000 {
+            z = z
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let pick = [0x00, 0x7b, 0x7c, 0xfb, 0xfc, 0xfd, 0xfe, 0xff];
+            let x = (0..8).fold(0u64, |x, i| {
+                let sel = (z >> (3 * i)) & 7;
+                let byte = if (z >> (40 + i)) & 1 == 1 {
+                    pick[sel as usize]
+                } else {
+                    (z >> (8 * i)) as u8
+                };
+                x | (u64::from(byte) << (8 * i))
+            });
+            assert_eq!(ge_fc_bits(x), model(x), "{x:#018x}");
+        }
     }
 
     /// The one-store path of `put_string` writes the tag and exactly the bytes of

@@ -106,19 +106,31 @@ pub fn to_key_with_orders<T: Serialize + ?Sized>(value: &T, orders: &[Order]) ->
 }
 
 /// Appends the native key of `value` to `out` (reuse one buffer for many keys).
+#[inline(always)]
 pub fn to_key_into<T: Serialize + ?Sized>(
     value: &T,
     orders: &[Order],
     out: &mut Vec<u8>,
 ) -> Result<()> {
     if orders.is_empty() {
-        // Every element ascending: the serializer without per-element order checks.
+        // Every element ascending: the serializer without per-element order checks, inlined
+        // into the caller (whose `orders` is usually the constant `&[]`).
         let mut s = AscSerializer {
             out: Cursor::new(out),
             level: 0,
         };
         return value.serialize(&mut s);
     }
+    to_key_ordered(value, orders, out)
+}
+
+/// [`to_key_into`] with per-field orders.
+#[inline(never)]
+fn to_key_ordered<T: Serialize + ?Sized>(
+    value: &T,
+    orders: &[Order],
+    out: &mut Vec<u8>,
+) -> Result<()> {
     let mut s = KeySerializer {
         out,
         orders,
