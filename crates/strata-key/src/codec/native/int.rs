@@ -219,6 +219,8 @@ const fn tag_offsets(classes: &[IntClass; 17]) -> [u32; 17] {
 /// quotient `(m − start) / 254` splits into the tag index (high bits) and the payload's
 /// quotient bytes (low `8 (p − 1)` bits).
 #[derive(Clone, Copy)]
+// A power-of-two size: the class index becomes a table offset with one shift.
+#[repr(align(64))]
 struct Class64 {
     start: u64,
     tag_off: u64,
