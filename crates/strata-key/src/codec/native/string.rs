@@ -5,7 +5,7 @@
 //! `0x02` in every byte of the word at once, which never carries or borrows across bytes for
 //! plain bytes. Words holding anything else, and the last `len % 8` bytes, go byte by byte.
 
-use super::put::put_cut;
+use super::put::Out;
 use super::{Reader, STR_END, STR_HIGH, STR_SHIFT};
 use crate::error::DecodeError;
 
@@ -118,7 +118,7 @@ pub(crate) fn put_escaped(out: &mut Vec<u8>, s: &[u8]) {
 /// bytes with no byte `≥ 0xfc` (short text, a UUID, the common case) is written with one or
 /// two stores, cut back.
 #[inline(always)]
-pub(crate) fn put_string(out: &mut Vec<u8>, tag: u8, s: &[u8]) {
+pub(crate) fn put_string<O: Out>(out: &mut O, tag: u8, s: &[u8]) {
     let n = s.len();
     if n < 8 {
         let x = load_le_short(s);
@@ -130,7 +130,7 @@ pub(crate) fn put_string(out: &mut Vec<u8>, tag: u8, s: &[u8]) {
         let content = (1u64 << lanes) - 1;
         let body = ((x + SHIFTS) & content) | (u64::from(STR_END) << lanes);
         let word = u128::from(tag) | (u128::from(body) << 8);
-        put_cut(out, word.to_le_bytes(), n + 2);
+        out.put_cut(word.to_le_bytes(), n + 2);
         return;
     }
     if n <= 16 {
@@ -152,10 +152,10 @@ pub(crate) fn put_string(out: &mut Vec<u8>, tag: u8, s: &[u8]) {
         buf[..16].copy_from_slice(&(u128::from(tag) | (c << 8)).to_le_bytes());
         buf[16] = (c >> 120) as u8;
         buf[17] = STR_END;
-        put_cut(out, buf, n + 2);
+        out.put_cut(buf, n + 2);
         return;
     }
-    put_string_escaped(out, tag, s);
+    out.with_vec(|o| put_string_escaped(o, tag, s));
 }
 
 /// [`SHIFTS`] in every byte of a `u128`.
@@ -165,13 +165,13 @@ const SHIFTS128: u128 = SHIFTS as u128 * ((1 << 64) + 1);
 /// UUIDs), from registers: `c` holds its `n` bytes in the low lanes, zero above. Each half
 /// takes one step per byte `≥ 0xfc` (see [`put_word_escaped`]).
 #[inline(never)]
-fn put_short_escaped(out: &mut Vec<u8>, tag: u8, c: u128, n: usize) {
-    put_cut(out, [tag], 1);
+fn put_short_escaped<O: Out>(out: &mut O, tag: u8, c: u128, n: usize) {
+    out.put_cut([tag], 1);
     put_word_escaped(out, c as u64, n.min(8));
     if n > 8 {
         put_word_escaped(out, (c >> 64) as u64, n - 8);
     }
-    put_cut(out, [STR_END], 1);
+    out.put_cut([STR_END], 1);
 }
 
 /// [`put_string`] for strings longer than 16 bytes.
@@ -209,12 +209,12 @@ fn put_escaped_bytes(out: &mut Vec<u8>, s: &[u8]) {
 /// (not per byte), each writing the plain bytes before it shifted, then its two-byte code, as
 /// one 16-byte store cut back.
 #[inline(always)]
-fn put_word_escaped(out: &mut Vec<u8>, mut x: u64, mut left: usize) {
+fn put_word_escaped<O: Out>(out: &mut O, mut x: u64, mut left: usize) {
     while left > 0 {
         let high = ge_fc_bits(x);
         if high == 0 {
             // Carries of the addition only move up, past the content.
-            put_cut(out, x.wrapping_add(SHIFTS).to_le_bytes(), left);
+            out.put_cut(x.wrapping_add(SHIFTS).to_le_bytes(), left);
             return;
         }
         let l = (high.trailing_zeros() / 8) as usize; // < left
@@ -224,7 +224,7 @@ fn put_word_escaped(out: &mut Vec<u8>, mut x: u64, mut left: usize) {
         let word = u128::from(below)
             | (u128::from(STR_HIGH) << (8 * l))
             | (u128::from(b.wrapping_sub(0xfa)) << (8 * l + 8));
-        put_cut(out, word.to_le_bytes(), l + 2);
+        out.put_cut(word.to_le_bytes(), l + 2);
         left -= l + 1;
         x = x.checked_shr(8 * (l as u32 + 1)).unwrap_or(0);
     }
