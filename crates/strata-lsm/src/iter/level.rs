@@ -114,6 +114,11 @@ impl InternalIter for LevelIter {
         self.cur.as_ref().and_then(InternalIter::value)
     }
 
+    #[inline]
+    fn entry(&self) -> Option<super::EntryRef<'_>> {
+        self.cur.as_ref()?.entry()
+    }
+
     fn seek_to_first(&mut self) -> Result<()> {
         if self.tables.is_empty() {
             self.cur = None;

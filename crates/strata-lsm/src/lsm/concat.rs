@@ -163,7 +163,12 @@ impl ConcatIter {
             start: lo.clone(),
             end: hi.clone(),
         };
-        let it = view.iter(&sub, self.seq);
+        let mut it = view.iter(&sub, self.seq);
+        // Nothing above the piece's end is read (`settle` stops there): readahead in its
+        // files stops at the block holding it (see `InternalIter::set_read_bound`).
+        if let Bound::Included(h) | Bound::Excluded(h) = &hi {
+            it.set_read_bound(Some(Arc::from(h.as_slice())));
+        }
         self.cur = Some(Piece {
             stripe: s,
             lo,
@@ -224,6 +229,13 @@ impl InternalIter for ConcatIter {
     fn value(&self) -> Option<&[u8]> {
         match &self.cur {
             Some(p) if p.ok => p.it.value(),
+            _ => None,
+        }
+    }
+    #[inline]
+    fn entry(&self) -> Option<crate::iter::EntryRef<'_>> {
+        match &self.cur {
+            Some(p) if p.ok => p.it.entry(),
             _ => None,
         }
     }

@@ -221,12 +221,19 @@ struct LazyStripe {
     seq: u64,
     range: Arc<KeyRange>,
     it: Option<StripeIter>,
+    /// Read bound for the stripe's iterator once built ([`InternalIter::set_read_bound`]).
+    bound: Option<Arc<[u8]>>,
 }
 
 impl LazyStripe {
     fn built(&mut self) -> &mut StripeIter {
         let (views, index, range, seq) = (&self.views, self.index, &self.range, self.seq);
-        self.it.get_or_insert_with(|| views[index].iter(range, seq))
+        let bound = &self.bound;
+        self.it.get_or_insert_with(|| {
+            let mut it = views[index].iter(range, seq);
+            it.set_read_bound(bound.clone());
+            it
+        })
     }
 }
 
@@ -239,6 +246,9 @@ impl InternalIter for LazyStripe {
     }
     fn value(&self) -> Option<&[u8]> {
         self.it.as_ref().and_then(|i| i.value())
+    }
+    fn entry(&self) -> Option<crate::iter::EntryRef<'_>> {
+        self.it.as_ref()?.entry()
     }
     fn seek_to_first(&mut self) -> Result<()> {
         self.built().seek_to_first()
@@ -263,6 +273,12 @@ impl InternalIter for LazyStripe {
             Some(it) => it.prev(),
             None => Ok(()),
         }
+    }
+    fn set_read_bound(&mut self, bound: Option<Arc<[u8]>>) {
+        if let Some(it) = &mut self.it {
+            it.set_read_bound(bound.clone());
+        }
+        self.bound = bound;
     }
 }
 
@@ -359,6 +375,7 @@ impl LsmSnapshot {
                 seq: self.seq,
                 range: Arc::clone(&shared),
                 it: None,
+                bound: None,
             })
             .collect();
         Ok(Plan::Cross(MergingIter::new(children)))
