@@ -28,16 +28,24 @@ pub(crate) enum RowFilter {
 }
 
 impl RowFilter {
-    fn keep(&self, table: &Table, key: &[u8], value: &[u8]) -> Result<bool> {
+    /// Whether the pair the cursor stands on is kept. The key and value are fetched from the
+    /// cursor only when the filter needs them (a Scan needs neither).
+    #[inline]
+    fn keep(&self, table: &Table, c: &dyn Cursor) -> Result<bool> {
         let RowFilter::Query { prefix, sort } = self else {
             return Ok(true);
         };
         // The native codec is self-delimiting: a key that starts with the encoding of
         // (id, h, partition…) has exactly those leading elements.
-        if !key.starts_with(prefix) {
+        if !c.key().starts_with(prefix) {
             return Ok(false);
         }
-        let Some(c) = sort else { return Ok(true) };
+        let Some(cond) = sort else { return Ok(true) };
+        Self::keep_sort(table, cond, c.value())
+    }
+
+    /// Whether an item of the partition satisfies the sort condition `c`.
+    fn keep_sort(table: &Table, c: &SortCondition, value: &[u8]) -> Result<bool> {
         let item = ItemRef::new(value)?;
         let fields = &table.schema().sort;
         if let [f] = fields.as_slice() {
@@ -146,7 +154,7 @@ impl<T> Rows<T> {
                 self.cursor = None;
                 return Ok(false);
             }
-            if self.filter.keep(&self.table, c.key(), c.value())? {
+            if self.filter.keep(&self.table, c.as_ref())? {
                 return Ok(true);
             }
         }
