@@ -358,6 +358,18 @@ impl Table {
                 let k = b(v)?;
                 (inc(k.clone()), exc(k))
             }
+            // One ascending NULL-first integer sort field (see `range_decides`): keys run
+            // from the NULLs (tag 02) up through the integers in order, so the range starts
+            // past the NULLs and ends at `v` (`lt`) or past it (`le`): exactly the matches.
+            Some(c @ (Lt(v) | Le(v))) if self.one_int_sort_field() && int_values(v) => {
+                let start = inc(class_end(&b(&[Value::Null])?));
+                let at = b(v)?;
+                let end = match c {
+                    Lt(_) => Bound::Excluded(at),
+                    _ => exc(at),
+                };
+                (start, end)
+            }
             Some(Lt(v)) | Some(Le(v)) => (inc(base), exc(b(v)?)),
             Some(Gt(v)) => (inc(class_end(&b(v)?)), exc(base)),
             Some(Ge(v)) => (inc(b(v)?), exc(base)),
@@ -396,28 +408,30 @@ impl Table {
 
     /// True when every key of the partition inside [`Table::query_range`]'s range satisfies
     /// `c` (in key order), so that items need not be checked one by one. Only claimed for one
-    /// ascending, NULL-first integer sort field and `eq` / `gt` / `ge` / `between` on integers:
-    /// the native encoding of integers is order-preserving and prefix-free (its tag carries the
-    /// length), the key ends with that one element, and a NULL (tag `02`, below every integer
-    /// tag) lies below each of these ranges — so `[enc(lo), enc(hi) ‖ FE)` holds exactly the
-    /// integers in `[lo, hi]`. `lt` / `le` ranges start at the partition and take in its NULLs.
+    /// ascending, NULL-first integer sort field and `eq` / `lt` / `le` / `gt` / `ge` /
+    /// `between` on integers: the native encoding of integers is order-preserving and
+    /// prefix-free (its tag carries the length), the key ends with that one element, and a
+    /// NULL (tag `02`, below every integer tag) lies below each of these ranges — so
+    /// `[enc(lo), enc(hi) ‖ FE)` holds exactly the integers in `[lo, hi]`, and the `lt` / `le`
+    /// ranges start at `enc(NULL) ‖ FE`, past the partition's NULLs.
     fn range_decides(&self, c: &SortCondition) -> bool {
         use SortCondition::*;
-        let [f] = self.schema().sort.as_slice() else {
-            return false;
-        };
-        if f.kind != strata_key::Kind::Int
-            || f.order != crate::schema::Direction::Asc
-            || f.nulls != crate::schema::Nulls::First
-        {
+        if !self.one_int_sort_field() {
             return false;
         }
-        let int = |v: &[Value]| matches!(v, [Value::Int(_)]);
         match c {
-            Eq(v) | Gt(v) | Ge(v) => int(v),
-            Between(lo, hi) => int(lo) && int(hi),
-            Lt(_) | Le(_) | BeginsWith(_) => false,
+            Eq(v) | Gt(v) | Ge(v) | Lt(v) | Le(v) => int_values(v),
+            Between(lo, hi) => int_values(lo) && int_values(hi),
+            BeginsWith(_) => false,
         }
+    }
+
+    /// The table sorts by one ascending, NULL-first integer field (where the key range
+    /// decides `eq`, `lt`, `le`, `gt`, `ge` and `between` on integers).
+    fn one_int_sort_field(&self) -> bool {
+        matches!(self.schema().sort.as_slice(), [f] if f.kind == strata_key::Kind::Int
+            && f.order == crate::schema::Direction::Asc
+            && f.nulls == crate::schema::Nulls::First)
     }
 
     fn check_condition(&self, c: &SortCondition) -> Result<()> {
@@ -602,6 +616,11 @@ impl Table {
         self.check_live()?;
         Ok(Rows::new(self, cursor, filter, limit, decode))
     }
+}
+
+/// A condition's values are one integer.
+fn int_values(v: &[Value]) -> bool {
+    matches!(v, [Value::Int(_)])
 }
 
 fn check_limit(t: &Table, limit: Option<usize>) -> Result<()> {

@@ -6,11 +6,13 @@
 //!
 //! ```text
 //! tables_prof --dir D [--parts P] [--per N] --phase load|get|query|range|scan --ops K [--typed]
+//!             [--lt]
 //!             [--cache-mb M] [--warm G]
 //! ```
 //! `--typed` uses the typed API (`put_as` / `get_as` / `query_as` / `scan_as` with `Row`)
-//! instead of `Item`s. `--cache-mb` sets the block cache (default 64 MiB); `--warm G` runs G
-//! random gets first (as the benchmark's get phase does before its queries), not profiled.
+//! instead of `Item`s. `--lt` makes the range phase's condition `ts < 20` instead of
+//! `ts between 20 and 39` (both 20 items). `--cache-mb` sets the block cache (default
+//! 64 MiB); `--warm G` runs G random gets first (as the benchmark's get phase does before its queries), not profiled.
 //! The database in `D` is built on first use and reused (delete `D` to rebuild); `load`
 //! always builds a fresh one in `D`.
 
@@ -140,14 +142,17 @@ fn prof_query(t: &Table, parts: usize, ops: usize, typed: bool) -> usize {
 }
 
 #[inline(never)]
-fn prof_range(t: &Table, parts: usize, ops: usize, typed: bool) -> usize {
+fn prof_range(t: &Table, parts: usize, ops: usize, typed: bool, lt: bool) -> usize {
     let mut rng = Rng(9);
     let mut n = 0;
     for _ in 0..ops {
-        let q = Query::new(vec![Value::from(user(rng.below(parts)))]).sort(SortCondition::Between(
-            vec![Value::Int(20)],
-            vec![Value::Int(39)],
-        ));
+        // 20 items: ts in [20, 39], or with `--lt` ts < 20.
+        let c = if lt {
+            SortCondition::Lt(vec![Value::Int(20)])
+        } else {
+            SortCondition::Between(vec![Value::Int(20)], vec![Value::Int(39)])
+        };
+        let q = Query::new(vec![Value::from(user(rng.below(parts)))]).sort(c);
         n += query_len(t, &q, typed);
     }
     n
@@ -234,7 +239,7 @@ fn main() {
         }
         "get" => prof_get(&t, parts, per, ops, typed),
         "query" => prof_query(&t, parts, ops, typed),
-        "range" => prof_range(&t, parts, ops, typed),
+        "range" => prof_range(&t, parts, ops, typed, args.iter().any(|a| a == "--lt")),
         "scan" => prof_scan(&t, typed),
         other => panic!("unknown phase {other}"),
     };
