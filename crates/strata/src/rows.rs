@@ -176,6 +176,9 @@ impl<T> Rows<T> {
     }
 }
 
+/// First capacity of a collected page without a limit (or with a larger one).
+const PAGE_START: usize = 128;
+
 impl<T> Rows<T> {
     /// Collects the items into a [`Page`].
     pub fn into_page(self) -> Result<Page<T>> {
@@ -185,7 +188,10 @@ impl<T> Rows<T> {
 
     /// Collects the items and the last key (see [`Rows::last_key`]).
     pub fn collect_page(mut self) -> Result<(Vec<T>, Option<Key>)> {
-        let mut items = Vec::with_capacity(self.remaining.min(1024));
+        // Sized for the limit when there is one, else for a short page (the vector grows as
+        // needed): a large first allocation would cost more than the rows of a small result
+        // (glibc consolidates its free lists whenever a chunk of 64 KiB or more is freed).
+        let mut items = Vec::with_capacity(self.remaining.min(PAGE_START));
         for item in self.by_ref() {
             items.push(item?);
         }

@@ -179,6 +179,7 @@ impl<'de> Dec<'de> {
             .ok_or_else(|| self.r.err("unexpected end").into())
     }
 
+    #[inline]
     fn nest(&self) -> R<()> {
         if self.depth > MAX_DEPTH {
             return Err(self
@@ -235,6 +236,7 @@ impl<'de> Dec<'de> {
         Ok(value)
     }
 
+    #[inline]
     fn text(&mut self) -> R<&'de str> {
         let n = self.r.count()?;
         let s = self.r.pos;
