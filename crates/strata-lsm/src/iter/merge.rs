@@ -568,6 +568,48 @@ mod tests {
             check_ops(&mut it, &want, &ops)?;
         }
 
+        /// Many children over a tiny key space (equal keys in several children, runs of one
+        /// child between others' keys), long walks both ways: the top child moving alone
+        /// while it stays ahead of the runner-up never skips or repeats a key, nor shows an
+        /// older child's value.
+        #[test]
+        fn merge_of_many_overlapping_children(
+            layers in proptest::collection::vec(
+                (proptest::collection::btree_map(
+                    proptest::collection::vec(0u8..3, 1..3), value(), 0..9),
+                 any::<bool>()),
+                0..12),
+            ops in proptest::collection::vec(prop_oneof![
+                1 => Just(crate::iter::testing::Op::First),
+                1 => Just(crate::iter::testing::Op::Last),
+                2 => proptest::collection::vec(0u8..3, 0..3).prop_map(crate::iter::testing::Op::Seek),
+                2 => proptest::collection::vec(0u8..3, 0..3).prop_map(crate::iter::testing::Op::SeekForPrev),
+                8 => Just(crate::iter::testing::Op::Next),
+                8 => Just(crate::iter::testing::Op::Prev),
+            ], 1..60),
+        ) {
+            let want = merged(&layers);
+            let mut it = MergingIter::new(vec_iters(&layers));
+            check_ops(&mut it, &want, &ops)?;
+            // And whole walks each way.
+            it.seek_to_first().unwrap();
+            let mut fwd = Vec::new();
+            while it.valid() {
+                fwd.push((it.key().to_vec(), it.value().map(<[u8]>::to_vec)));
+                it.next().unwrap();
+            }
+            let all: Vec<_> = want.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+            prop_assert_eq!(&fwd, &all);
+            it.seek_to_last().unwrap();
+            let mut back = Vec::new();
+            while it.valid() {
+                back.push((it.key().to_vec(), it.value().map(<[u8]>::to_vec)));
+                it.prev().unwrap();
+            }
+            back.reverse();
+            prop_assert_eq!(back, all);
+        }
+
         /// Nested merges (stripes of merges), as the engine builds them.
         #[test]
         fn nested_merge_matches_model(a in layers(), b in layers(), ops in ops()) {
