@@ -160,6 +160,18 @@ impl KeyLayout {
         }
     }
 
+    /// `h` of a partition and the encoding of `(id, h, partition…)` (the prefix of every key
+    /// of the partition), with the partition encoded once for both: the same as
+    /// [`Self::partition_hash`] and [`Self::key`] with no sort values.
+    pub fn partition_prefix(&self, partition: &[Value]) -> Result<(u16, Vec<u8>)> {
+        let mut b = self.builder(16 * partition.len());
+        for v in partition {
+            b.value(v)?;
+        }
+        let h = b.hash();
+        Ok((h, b.finish(h)))
+    }
+
     /// Encoding of `(id)`: the prefix of every key of the table.
     pub fn table_prefix(&self) -> Result<Vec<u8>> {
         self.codec
@@ -292,5 +304,49 @@ mod tests {
             .encode(&[Value::Int(5), Value::Int(0xab12), Value::from("p")])
             .unwrap();
         assert_eq!(partitioner().stripe(&k, 256), 0xab);
+    }
+
+    proptest::proptest! {
+        /// A Query's partition prefix, built with the partition encoded once, is the hash and
+        /// key prefix of the two separate encodings (any values, orders and table id).
+        #[test]
+        fn partition_prefix_is_hash_and_key(
+            part in proptest::collection::vec(
+                (crate::item_codec::tests::arb_value(), proptest::prelude::any::<(bool, bool)>()),
+                1..4,
+            ),
+            id in 1u64..100_000,
+        ) {
+            use crate::schema::KeyField;
+            use strata_key::Kind;
+            let fields = part
+                .iter()
+                .enumerate()
+                .map(|(i, (v, (desc, last)))| {
+                    let mut f = KeyField::new(format!("p{i}"), v.kind());
+                    if v.kind() == Kind::Null {
+                        f = KeyField::new(format!("p{i}"), Kind::Int);
+                    }
+                    if *desc {
+                        f = f.desc();
+                    }
+                    if *last {
+                        f = f.nulls_last();
+                    }
+                    f
+                })
+                .collect();
+            let layout = KeyLayout::new(&TableSchema::new("t", fields), id);
+            let values: Vec<Value> = part.into_iter().map(|(v, _)| v).collect();
+            let both = layout.partition_prefix(&values);
+            let apart = layout
+                .partition_hash(&values)
+                .and_then(|h| Ok((h, layout.key(h, &values, &[])?)));
+            match (both, apart) {
+                (Ok(a), Ok(b)) => proptest::prop_assert_eq!(a, b),
+                (Err(_), Err(_)) => {}
+                (a, b) => proptest::prop_assert!(false, "{a:?} vs {b:?}"),
+            }
+        }
     }
 }

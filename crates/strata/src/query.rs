@@ -479,8 +479,7 @@ impl Table {
             .sort
             .as_ref()
             .map(|c| c.in_key_order(&self.def.schema.sort));
-        let h = self.def.layout.partition_hash(&q.partition)?;
-        let prefix = self.sort_key_bytes(h, &q.partition, &[])?;
+        let (h, prefix) = self.def.layout.partition_prefix(&q.partition)?;
         let Some(mut range) = self.query_range(&q.partition, sort.as_ref(), h, &prefix)? else {
             return Ok(Rows::empty(self, decode));
         };

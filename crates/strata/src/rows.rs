@@ -28,16 +28,24 @@ pub(crate) enum RowFilter {
 }
 
 impl RowFilter {
-    fn keep(&self, table: &Table, key: &[u8], value: &[u8]) -> Result<bool> {
+    /// Whether the pair the cursor stands on is kept. The key and value are fetched from the
+    /// cursor only when the filter needs them (a Scan needs neither).
+    #[inline]
+    fn keep(&self, table: &Table, c: &dyn Cursor) -> Result<bool> {
         let RowFilter::Query { prefix, sort } = self else {
             return Ok(true);
         };
         // The native codec is self-delimiting: a key that starts with the encoding of
         // (id, h, partition…) has exactly those leading elements.
-        if !key.starts_with(prefix) {
+        if !c.key().starts_with(prefix) {
             return Ok(false);
         }
-        let Some(c) = sort else { return Ok(true) };
+        let Some(cond) = sort else { return Ok(true) };
+        Self::keep_sort(table, cond, c.value())
+    }
+
+    /// Whether an item of the partition satisfies the sort condition `c`.
+    fn keep_sort(table: &Table, c: &SortCondition, value: &[u8]) -> Result<bool> {
         let item = ItemRef::new(value)?;
         let fields = &table.schema().sort;
         if let [f] = fields.as_slice() {
@@ -146,7 +154,7 @@ impl<T> Rows<T> {
                 self.cursor = None;
                 return Ok(false);
             }
-            if self.filter.keep(&self.table, c.key(), c.value())? {
+            if self.filter.keep(&self.table, c.as_ref())? {
                 return Ok(true);
             }
         }
@@ -168,6 +176,9 @@ impl<T> Rows<T> {
     }
 }
 
+/// First capacity of a collected page without a limit (or with a larger one).
+const PAGE_START: usize = 128;
+
 impl<T> Rows<T> {
     /// Collects the items into a [`Page`].
     pub fn into_page(self) -> Result<Page<T>> {
@@ -177,7 +188,10 @@ impl<T> Rows<T> {
 
     /// Collects the items and the last key (see [`Rows::last_key`]).
     pub fn collect_page(mut self) -> Result<(Vec<T>, Option<Key>)> {
-        let mut items = Vec::with_capacity(self.remaining.min(1024));
+        // Sized for the limit when there is one, else for a short page (the vector grows as
+        // needed): a large first allocation would cost more than the rows of a small result
+        // (glibc consolidates its free lists whenever a chunk of 64 KiB or more is freed).
+        let mut items = Vec::with_capacity(self.remaining.min(PAGE_START));
         for item in self.by_ref() {
             items.push(item?);
         }

@@ -97,11 +97,10 @@ impl<I: InternalIter> DbIter<I> {
     /// From the inner position: the first live entry inside the range, in the direction.
     fn settle(&mut self) -> Result<()> {
         loop {
-            if !self.inner.valid() {
+            let Some((k, v)) = self.inner.entry() else {
                 self.valid = false;
                 return Ok(());
-            }
-            let k = self.inner.key();
+            };
             let out = match self.dir {
                 Direction::Forward => past_hi(k, &self.hi),
                 Direction::Reverse => before_lo(k, &self.lo),
@@ -110,7 +109,7 @@ impl<I: InternalIter> DbIter<I> {
                 self.valid = false;
                 return Ok(());
             }
-            if self.keep_tombstones || self.inner.value().is_some() {
+            if self.keep_tombstones || v.is_some() {
                 self.valid = true;
                 return Ok(());
             }

@@ -114,6 +114,11 @@ impl InternalIter for LevelIter {
         self.cur.as_ref().and_then(InternalIter::value)
     }
 
+    #[inline]
+    fn entry(&self) -> Option<super::EntryRef<'_>> {
+        self.cur.as_ref()?.entry()
+    }
+
     fn seek_to_first(&mut self) -> Result<()> {
         if self.tables.is_empty() {
             self.cur = None;
@@ -160,11 +165,18 @@ impl InternalIter for LevelIter {
         self.skip_backward()
     }
 
+    #[inline]
     fn next(&mut self) -> Result<()> {
-        if !self.valid() {
+        let Some(c) = self.cur.as_mut().filter(|c| c.valid()) else {
+            return Ok(());
+        };
+        if let Err(e) = c.next() {
+            self.cur = None;
+            return Err(e);
+        }
+        if c.valid() {
             return Ok(());
         }
-        self.on_cur(SstIter::next)?;
         self.skip_forward()
     }
 

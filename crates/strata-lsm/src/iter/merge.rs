@@ -393,6 +393,12 @@ impl<I: InternalIter> InternalIter for MergingIter<I> {
         self.children[c as usize].value()
     }
 
+    #[inline]
+    fn entry(&self) -> Option<super::EntryRef<'_>> {
+        let c = *self.heap.first()?;
+        self.children[c as usize].entry()
+    }
+
     fn seek_to_first(&mut self) -> Result<()> {
         self.start_forward(None, false)
     }

@@ -30,6 +30,9 @@ pub use stripe::{SourceIter, StripeIter};
 
 use crate::error::Result;
 
+/// An iterator's current entry: its key and its value (`None`: a tombstone), borrowed.
+pub type EntryRef<'a> = (&'a [u8], Option<&'a [u8]>);
+
 /// A seekable, bidirectional iterator over `(key, value-or-tombstone)` entries in key order.
 ///
 /// Positioning calls return an error only for I/O failures and corruption; after an error
@@ -42,6 +45,16 @@ pub trait InternalIter: Send {
     fn key(&self) -> &[u8];
     /// The value of the current entry; `None` for a tombstone.
     fn value(&self) -> Option<&[u8]>;
+    /// The current entry, `None` when invalid: `valid`, `key` and `value` in one call (one
+    /// walk down the layers instead of three; a database iterator's per-entry check).
+    #[inline]
+    fn entry(&self) -> Option<EntryRef<'_>> {
+        if self.valid() {
+            Some((self.key(), self.value()))
+        } else {
+            None
+        }
+    }
     /// Positions at the first entry.
     fn seek_to_first(&mut self) -> Result<()>;
     /// Positions at the last entry.
@@ -80,6 +93,9 @@ impl<I: InternalIter + ?Sized> InternalIter for Box<I> {
     }
     fn value(&self) -> Option<&[u8]> {
         (**self).value()
+    }
+    fn entry(&self) -> Option<EntryRef<'_>> {
+        (**self).entry()
     }
     fn seek_to_first(&mut self) -> Result<()> {
         (**self).seek_to_first()

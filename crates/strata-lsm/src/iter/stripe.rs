@@ -47,6 +47,10 @@ impl InternalIter for SourceIter {
     fn value(&self) -> Option<&[u8]> {
         on_source!(self, i => i.value())
     }
+    #[inline]
+    fn entry(&self) -> Option<super::EntryRef<'_>> {
+        on_source!(self, i => i.entry())
+    }
     fn seek_to_first(&mut self) -> Result<()> {
         on_source!(self, i => i.seek_to_first())
     }
@@ -121,6 +125,10 @@ impl InternalIter for StripeIter {
     #[inline]
     fn value(&self) -> Option<&[u8]> {
         on_stripe!(self, i => i.value())
+    }
+    #[inline]
+    fn entry(&self) -> Option<super::EntryRef<'_>> {
+        on_stripe!(self, i => i.entry())
     }
     fn seek_to_first(&mut self) -> Result<()> {
         on_stripe!(self, i => i.seek_to_first())

@@ -21,25 +21,55 @@ struct Piece {
     it: StripeIter,
     /// The iterator stands at a key inside `[lo, hi]`.
     ok: bool,
+    /// The iterator can yield keys below `lo` / above `hi` (false when its sources' key
+    /// bounds show it cannot: a compacted stripe read whole, as a table scan does; then
+    /// each step skips the comparison).
+    check_lo: bool,
+    check_hi: bool,
 }
 
 impl Piece {
+    fn new(stripe: u32, lo: Bound<Vec<u8>>, hi: Bound<Vec<u8>>, it: StripeIter) -> Piece {
+        let check_lo =
+            !matches!(lo, Bound::Unbounded) && it.smallest().is_none_or(|s| before_lo(s, &lo));
+        let check_hi =
+            !matches!(hi, Bound::Unbounded) && it.largest().is_none_or(|l| past_hi(l, &hi));
+        Piece {
+            stripe,
+            lo,
+            hi,
+            it,
+            ok: false,
+            check_lo,
+            check_hi,
+        }
+    }
+
+    fn below(&self, k: &[u8]) -> bool {
+        self.check_lo && before_lo(k, &self.lo)
+    }
+
+    fn above(&self, k: &[u8]) -> bool {
+        self.check_hi && past_hi(k, &self.hi)
+    }
+
     fn settle(&mut self) {
-        self.ok = self.it.valid() && {
-            let k = self.it.key();
-            !before_lo(k, &self.lo) && !past_hi(k, &self.hi)
-        };
+        self.ok = self
+            .it
+            .entry()
+            .is_some_and(|(k, _)| !self.below(k) && !self.above(k));
     }
 
     /// After `next` from a key inside the piece: the new key is greater, so only the upper
     /// bound can have been crossed.
+    #[inline]
     fn settle_next(&mut self) {
-        self.ok = self.it.valid() && !past_hi(self.it.key(), &self.hi);
+        self.ok = self.it.entry().is_some_and(|(k, _)| !self.above(k));
     }
 
     /// After `prev` from a key inside the piece: only the lower bound can have been crossed.
     fn settle_prev(&mut self) {
-        self.ok = self.it.valid() && !before_lo(self.it.key(), &self.lo);
+        self.ok = self.it.entry().is_some_and(|(k, _)| !self.below(k));
     }
 
     fn first(&mut self) -> Result<()> {
@@ -163,14 +193,13 @@ impl ConcatIter {
             start: lo.clone(),
             end: hi.clone(),
         };
-        let it = view.iter(&sub, self.seq);
-        self.cur = Some(Piece {
-            stripe: s,
-            lo,
-            hi,
-            it,
-            ok: false,
-        });
+        let mut it = view.iter(&sub, self.seq);
+        // Nothing above the piece's end is read (`settle` stops there): readahead in its
+        // files stops at the block holding it (see `InternalIter::set_read_bound`).
+        if let Bound::Included(h) | Bound::Excluded(h) = &hi {
+            it.set_read_bound(Some(Arc::from(h.as_slice())));
+        }
+        self.cur = Some(Piece::new(s, lo, hi, it));
         self.cur.as_mut()
     }
 
@@ -224,6 +253,13 @@ impl InternalIter for ConcatIter {
     fn value(&self) -> Option<&[u8]> {
         match &self.cur {
             Some(p) if p.ok => p.it.value(),
+            _ => None,
+        }
+    }
+    #[inline]
+    fn entry(&self) -> Option<crate::iter::EntryRef<'_>> {
+        match &self.cur {
+            Some(p) if p.ok => p.it.entry(),
             _ => None,
         }
     }

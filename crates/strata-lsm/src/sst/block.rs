@@ -484,6 +484,21 @@ impl BlockIter {
         }
     }
 
+    /// An unpositioned iterator over `block` that rebuilds keys in `key` (a buffer kept from
+    /// the previous block: no allocation while keys fit).
+    pub fn with_key_buf(block: Block, mut key: Vec<u8>) -> BlockIter {
+        key.clear();
+        BlockIter {
+            key,
+            ..BlockIter::new(block)
+        }
+    }
+
+    /// The key buffer, for the next block's iterator ([`BlockIter::with_key_buf`]).
+    pub fn into_key_buf(self) -> Vec<u8> {
+        self.key
+    }
+
     /// The block.
     pub fn block(&self) -> &Block {
         &self.block
@@ -511,6 +526,21 @@ impl BlockIter {
         self.block
             .data
             .get(self.val.off as usize..(self.val.off as usize + self.val.len as usize))
+    }
+
+    /// The current key and value (`None`: tombstone), `None` when invalid.
+    #[inline]
+    pub fn entry(&self) -> Option<(&[u8], Option<&[u8]>)> {
+        if !self.valid() {
+            return None;
+        }
+        let v = if self.val.tombstone {
+            None
+        } else {
+            let off = self.val.off as usize;
+            self.block.data.get(off..off + self.val.len as usize)
+        };
+        Some((&self.key, v))
     }
 
     fn invalidate(&mut self) {

@@ -7,7 +7,13 @@
 //! [`READAHEAD_BYTES`]) into a buffer of its own; a block of that run is checked (CRC), copied
 //! out and added to the cache only when the iterator reaches it. A seek or a step backward
 //! drops the run and starts again at one block.
+//!
+//! The read buffer (up to [`READAHEAD_BYTES`]) outlives the iterator: when an iterator that
+//! has one is dropped, the buffer goes to a one-slot spare of its thread, and the next
+//! iterator of that thread that reads ahead takes it. A scan walks hundreds of files (one
+//! iterator each); without the spare, each grew and zeroed a buffer of its own.
 
+use std::cell::Cell;
 use std::sync::Arc;
 
 use super::block::BlockIter;
@@ -24,6 +30,31 @@ const SEEK_RUN: usize = 4;
 /// No blocks read ahead.
 const NO_RUN: (usize, usize) = (1, 0);
 
+thread_local! {
+    /// The read buffer of the last iterator of this thread that was dropped with one.
+    static SPARE: Cell<Vec<u8>> = const { Cell::new(Vec::new()) };
+}
+
+/// A read buffer for an iterator: the thread's spare, or an empty one.
+fn take_spare() -> Vec<u8> {
+    SPARE.try_with(Cell::take).unwrap_or_default()
+}
+
+/// Keeps `buf` as the thread's spare (the larger of it and the one already kept).
+fn give_spare(buf: Vec<u8>) {
+    if buf.capacity() == 0 {
+        return;
+    }
+    let _ = SPARE.try_with(|s| {
+        let kept = s.take();
+        s.set(if kept.capacity() >= buf.capacity() {
+            kept
+        } else {
+            buf
+        });
+    });
+}
+
 /// A seekable iterator over one SST.
 pub struct SstIter {
     table: Arc<Table>,
@@ -36,8 +67,10 @@ pub struct SstIter {
     ahead: (usize, usize),
     /// Blocks the next forward read takes (1 after a seek; doubles with each).
     run: usize,
-    /// The read buffer of readahead (reused): blocks `ahead`, each with its CRC.
+    /// The read buffer of readahead (reused): `scratch[..scratch_len]` holds blocks `ahead`,
+    /// each with its CRC (bytes after it are left from earlier runs).
     scratch: Vec<u8>,
+    scratch_len: usize,
     /// No key above this is read (a hint for readahead, [`InternalIter::set_read_bound`]).
     bound: Option<Arc<[u8]>>,
 }
@@ -53,6 +86,7 @@ impl SstIter {
             ahead: NO_RUN,
             run: 1,
             scratch: Vec::new(),
+            scratch_len: 0,
             bound: None,
         }
     }
@@ -60,10 +94,9 @@ impl SstIter {
     /// An unpositioned iterator that uses cached blocks but does not add the blocks it reads
     /// to the cache (compaction: its inputs are deleted when it ends).
     pub fn uncached(table: Arc<Table>) -> SstIter {
-        SstIter {
-            fill_cache: false,
-            ..SstIter::new(table)
-        }
+        let mut it = SstIter::new(table);
+        it.fill_cache = false;
+        it
     }
 
     /// The table.
@@ -82,10 +115,10 @@ impl SstIter {
         if !reuse {
             self.ahead = NO_RUN;
             self.run = 1;
-            self.data = None;
+            let key = self.take_key_buf();
             let b = self.table.block_with(i, self.fill_cache)?;
             self.block = i;
-            self.data = Some(BlockIter::new(b));
+            self.data = Some(BlockIter::with_key_buf(b, key));
         }
         match &mut self.data {
             Some(d) => Ok(d),
@@ -96,9 +129,9 @@ impl SstIter {
     /// Makes block `i` (the one after the current block, or the first) current: from the run
     /// read ahead, else from the cache, else from the file together with the blocks after it.
     fn load_next(&mut self, i: usize) -> Result<()> {
-        self.data = None;
+        let key = self.take_key_buf();
         let bytes = if (self.ahead.0..=self.ahead.1).contains(&i) {
-            let d = self.table.block_in_run(&self.scratch, self.ahead.0, i)?;
+            let d = self.table.block_in_run(self.run_bytes(), self.ahead.0, i)?;
             if self.fill_cache {
                 self.table.cache_block(i, Arc::clone(&d));
             }
@@ -112,15 +145,32 @@ impl SstIter {
         };
         let b = self.table.parse_block(i, bytes)?;
         self.block = i;
-        self.data = Some(BlockIter::new(b));
+        self.data = Some(BlockIter::with_key_buf(b, key));
         Ok(())
+    }
+
+    /// Drops the current block, keeping its key buffer for the next one.
+    fn take_key_buf(&mut self) -> Vec<u8> {
+        self.data
+            .take()
+            .map(BlockIter::into_key_buf)
+            .unwrap_or_default()
+    }
+
+    /// The run read ahead.
+    fn run_bytes(&self) -> &[u8] {
+        self.scratch.get(..self.scratch_len).unwrap_or_default()
     }
 
     /// Reads block `i` (not cached) and up to `run - 1` blocks after it with one read;
     /// returns block `i`'s bytes and keeps the run for the steps that follow.
     fn read_ahead(&mut self, i: usize) -> Result<Arc<Vec<u8>>> {
         self.run = (self.run * 2).min(READAHEAD_BLOCKS);
-        let last = self.table.read_run(
+        if self.scratch.capacity() == 0 {
+            self.scratch = take_spare();
+        }
+        self.ahead = NO_RUN;
+        let (last, len) = self.table.read_run(
             i,
             self.run,
             READAHEAD_BYTES,
@@ -128,7 +178,8 @@ impl SstIter {
             &mut self.scratch,
         )?;
         self.ahead = (i, last);
-        let d = self.table.block_in_run(&self.scratch, i, i)?;
+        self.scratch_len = len;
+        let d = self.table.block_in_run(self.run_bytes(), i, i)?;
         if self.fill_cache {
             self.table.cache_block(i, Arc::clone(&d));
         }
@@ -189,6 +240,12 @@ impl SstIter {
     }
 }
 
+impl Drop for SstIter {
+    fn drop(&mut self) {
+        give_spare(std::mem::take(&mut self.scratch));
+    }
+}
+
 fn unreachable_block<T>() -> Result<T> {
     Err(crate::Error::InvalidArgument(
         "SST iterator lost its block".into(),
@@ -206,6 +263,11 @@ impl InternalIter for SstIter {
 
     fn value(&self) -> Option<&[u8]> {
         self.data.as_ref().and_then(BlockIter::value)
+    }
+
+    #[inline]
+    fn entry(&self) -> Option<crate::iter::EntryRef<'_>> {
+        self.data.as_ref()?.entry()
     }
 
     fn seek_to_first(&mut self) -> Result<()> {
@@ -265,11 +327,17 @@ impl InternalIter for SstIter {
         self.skip_backward()
     }
 
+    #[inline]
     fn next(&mut self) -> Result<()> {
-        if !self.valid() {
+        let Some(d) = self.data.as_mut().filter(|d| d.valid()) else {
+            return Ok(());
+        };
+        if let Err(e) = d.next() {
+            return Err(self.block_err(e));
+        }
+        if d.valid() {
             return Ok(());
         }
-        self.on_block(BlockIter::next)?;
         self.skip_forward()
     }
 
@@ -377,6 +445,47 @@ mod tests {
             let want: Vec<_> = m.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
             prop_assert_eq!(seen, want);
         }
+    }
+
+    /// The read buffer passes from iterator to iterator on a thread (the spare): a run read
+    /// into it never shows blocks left there by another file, even when they sit at the same
+    /// offsets with valid checksums (tables of the same keys and different values).
+    #[test]
+    fn spare_buffer_holds_only_this_files_blocks() {
+        let dir = tempfile::tempdir().unwrap();
+        let model = |v: u8| -> crate::iter::testing::Model {
+            (0u32..300)
+                .map(|i| (i.to_be_bytes().to_vec(), Some(vec![v; 20])))
+                .collect()
+        };
+        let walk = |t: Arc<Table>| {
+            let mut it = SstIter::new(t);
+            it.seek_to_first().unwrap();
+            let mut seen = Vec::new();
+            while it.valid() {
+                seen.push((it.key().to_vec(), it.value().map(<[u8]>::to_vec)));
+                it.next().unwrap();
+            }
+            seen
+        };
+        let want = |m: &crate::iter::testing::Model| -> Vec<_> {
+            m.iter().map(|(k, v)| (k.clone(), v.clone())).collect()
+        };
+        let (a, b) = (model(b'a'), model(b'b'));
+        let ta = testing::table_with_cache(dir.path(), 1, &a, 64, 0);
+        let tb = testing::table_with_cache(dir.path(), 2, &b, 64, 0);
+        assert!(ta.block_count() > READAHEAD_BLOCKS);
+        for _ in 0..2 {
+            assert_eq!(walk(Arc::clone(&ta)), want(&a));
+            assert_eq!(walk(Arc::clone(&tb)), want(&b));
+        }
+        // A table of fewer, smaller blocks after the large runs: the spare is longer than
+        // its runs.
+        let small: crate::iter::testing::Model = (0u32..5)
+            .map(|i| (i.to_be_bytes().to_vec(), Some(vec![b'c'; 3])))
+            .collect();
+        let ts = testing::table_with_cache(dir.path(), 3, &small, 16, 0);
+        assert_eq!(walk(ts), want(&small));
     }
 
     /// A flipped byte in a block that readahead reads (not the first of its run) is reported

@@ -432,12 +432,14 @@ impl Table {
         Block::new(data).map_err(|err| err.in_file(&self.path, off))
     }
 
-    /// Reads data block `first` and up to `max - 1` blocks after it with one read into `buf`
-    /// (readahead for iterators moving forward); returns the last block read. The run stops
-    /// at the file's last data block, at a block already in the cache, at a gap between
-    /// blocks, before `max_bytes`, and at the block that holds `until` (the reader reads no
-    /// key above it); it always holds `first`. Nothing is checked yet: take each block out
-    /// with [`Table::block_in_run`].
+    /// Reads data block `first` and up to `max - 1` blocks after it with one read into the
+    /// start of `buf` (readahead for iterators moving forward); returns the last block read
+    /// and the bytes read (`buf[..bytes]` holds the run). The run stops at the file's last
+    /// data block, at a block already in the cache, at a gap between blocks, before
+    /// `max_bytes`, and at the block that holds `until` (the reader reads no key above it);
+    /// it always holds `first`. Nothing is checked yet: take each block out with
+    /// [`Table::block_in_run`]. `buf` only grows (it is reused: bytes past the run are left
+    /// as they were, so a buffer that already has the room is not zeroed again).
     pub fn read_run(
         &self,
         first: usize,
@@ -445,7 +447,7 @@ impl Table {
         max_bytes: usize,
         until: Option<&[u8]>,
         buf: &mut Vec<u8>,
-    ) -> Result<usize> {
+    ) -> Result<(usize, usize)> {
         let (start, len) = self.index.handle(first);
         let mut end = start + u64::from(len) + 4;
         let mut last = first;
@@ -466,16 +468,18 @@ impl Table {
         }
         let total = usize::try_from(end - start)
             .map_err(|_| Table::corrupt(&self.path, start, "block run too large"))?;
-        // The buffer is reused: only its growth is zeroed.
-        buf.resize(total, 0);
+        // The buffer is reused: only its growth is zeroed, and it never shrinks.
+        if buf.len() < total {
+            buf.resize(total, 0);
+        }
         self.file
-            .read_at(buf, start)
+            .read_at(&mut buf[..total], start)
             .map_err(Error::io(&self.path))?;
-        Ok(last)
+        Ok((last, total))
     }
 
     /// Block `i`'s bytes out of `buf`, a run read by [`Table::read_run`] from block `first`
-    /// on (`i` inside the run), checked against its CRC.
+    /// on (`i` inside the run; `buf` exactly the bytes read), checked against its CRC.
     pub fn block_in_run(&self, buf: &[u8], first: usize, i: usize) -> Result<Arc<Vec<u8>>> {
         let start = self.index.handle(first).0;
         let (off, len) = self.index.handle(i);

@@ -116,6 +116,26 @@ impl DeErrorInner {
 
 type R<T> = Result<T, DeError>;
 
+#[cfg(test)]
+thread_local! {
+    /// Tests only: read every attribute through `deserialize_any` (no scalar fast paths), the
+    /// reference the fast paths are compared with (`de_tests.rs`).
+    pub(crate) static GENERAL_ONLY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Whether the scalar fast paths are on (always, outside tests).
+#[inline(always)]
+fn fast_paths() -> bool {
+    #[cfg(test)]
+    {
+        !GENERAL_ONLY.with(|g| g.get())
+    }
+    #[cfg(not(test))]
+    {
+        true
+    }
+}
+
 /// Decodes stored item bytes into a `T` (see [`crate::item_serde`] for the mapping).
 pub fn from_item_bytes<'de, T: de::Deserialize<'de>>(bytes: &'de [u8]) -> Result<T, Error> {
     decode(bytes).map_err(|e| e.into_error(std::any::type_name::<T>()))
@@ -159,6 +179,7 @@ impl<'de> Dec<'de> {
             .ok_or_else(|| self.r.err("unexpected end").into())
     }
 
+    #[inline]
     fn nest(&self) -> R<()> {
         if self.depth > MAX_DEPTH {
             return Err(self
@@ -215,11 +236,40 @@ impl<'de> Dec<'de> {
         Ok(value)
     }
 
+    #[inline]
     fn text(&mut self) -> R<&'de str> {
         let n = self.r.count()?;
         let s = self.r.pos;
         let raw = self.r.take(n)?;
         utf8(raw).ok_or_else(|| self.r.err_at(s, "text is not UTF-8").into())
+    }
+
+    /// An int attribute whose varint is at most 9 bytes long (every `i64` in
+    /// `-2^62..2^62`): its value, read without 128-bit arithmetic, and where it starts. `None`
+    /// for anything else (another tag, a longer, overlong or truncated varint), which the
+    /// general path ([`de::Deserializer::deserialize_any`]) then reads or reports, so the
+    /// fast path never changes what is accepted or what the visitor is given.
+    #[inline]
+    fn int_fast(&mut self) -> Option<(usize, i64)> {
+        let at = self.r.pos;
+        let rest = self.r.buf.get(at..)?;
+        let (&T_INT, rest) = rest.split_first()? else {
+            return None;
+        };
+        let mut u: u64 = 0;
+        for (i, &b) in rest.iter().take(9).enumerate() {
+            u |= u64::from(b & 0x7f) << (7 * i);
+            if b & 0x80 == 0 {
+                if b == 0 && i > 0 {
+                    // Overlong: the general path reports it.
+                    return None;
+                }
+                self.r.pos = at + 2 + i;
+                // u < 2^63: the zigzag decoding of `unzigzag`, in 64 bits.
+                return Some((at, ((u >> 1) as i64) ^ -((u & 1) as i64)));
+            }
+        }
+        None
     }
 
     /// Runs `f` one level deeper.
@@ -282,7 +332,7 @@ impl<'de> de::Deserializer<'de> for &mut Dec<'de> {
                     .into())
             }
         };
-        r.map_err(|e| e.at(at))
+        r.map_err(|e: DeError| e.at(at))
     }
 
     fn deserialize_option<V: Visitor<'de>>(self, v: V) -> R<V::Value> {
@@ -311,7 +361,7 @@ impl<'de> de::Deserializer<'de> for &mut Dec<'de> {
                 let s = self.text()?;
                 let unit: de::value::BorrowedStrDeserializer<'de, DeError> =
                     de::value::BorrowedStrDeserializer::new(s);
-                v.visit_enum(unit).map_err(|e| e.at(at))
+                v.visit_enum(unit).map_err(|e: DeError| e.at(at))
             }
             T_MAP => {
                 self.r.pos += 1;
@@ -339,9 +389,90 @@ impl<'de> de::Deserializer<'de> for &mut Dec<'de> {
         v.visit_unit()
     }
 
+    // Fast paths for the common scalars: the visitor gets exactly the call
+    // `deserialize_any` would make (ints within i64 arrive through `visit_i64` whatever the
+    // requested width, as there), without the general tag dispatch and 128-bit varint; any
+    // other tag or form goes through `deserialize_any`.
+
+    fn deserialize_i64<V: Visitor<'de>>(self, v: V) -> R<V::Value> {
+        self.int(v)
+    }
+
+    fn deserialize_i32<V: Visitor<'de>>(self, v: V) -> R<V::Value> {
+        self.int(v)
+    }
+
+    fn deserialize_i16<V: Visitor<'de>>(self, v: V) -> R<V::Value> {
+        self.int(v)
+    }
+
+    fn deserialize_i8<V: Visitor<'de>>(self, v: V) -> R<V::Value> {
+        self.int(v)
+    }
+
+    fn deserialize_u64<V: Visitor<'de>>(self, v: V) -> R<V::Value> {
+        self.int(v)
+    }
+
+    fn deserialize_u32<V: Visitor<'de>>(self, v: V) -> R<V::Value> {
+        self.int(v)
+    }
+
+    fn deserialize_u16<V: Visitor<'de>>(self, v: V) -> R<V::Value> {
+        self.int(v)
+    }
+
+    fn deserialize_u8<V: Visitor<'de>>(self, v: V) -> R<V::Value> {
+        self.int(v)
+    }
+
+    fn deserialize_str<V: Visitor<'de>>(self, v: V) -> R<V::Value> {
+        self.str(v)
+    }
+
+    fn deserialize_string<V: Visitor<'de>>(self, v: V) -> R<V::Value> {
+        self.str(v)
+    }
+
+    fn deserialize_bool<V: Visitor<'de>>(self, v: V) -> R<V::Value> {
+        let at = self.r.pos;
+        let b = match self.r.buf.get(at) {
+            Some(&T_TRUE) if fast_paths() => true,
+            Some(&T_FALSE) if fast_paths() => false,
+            _ => return self.deserialize_any(v),
+        };
+        self.r.pos = at + 1;
+        v.visit_bool(b).map_err(|e: DeError| e.at(at))
+    }
+
     serde::forward_to_deserialize_any! {
-        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf
+        i128 u128 f32 f64 char bytes byte_buf
         unit unit_struct seq tuple tuple_struct map struct identifier
+    }
+}
+
+impl<'de> Dec<'de> {
+    /// An int attribute for an integer visitor (see the fast paths above).
+    #[inline]
+    fn int<V: Visitor<'de>>(&mut self, v: V) -> R<V::Value> {
+        if fast_paths() {
+            if let Some((at, i)) = self.int_fast() {
+                return v.visit_i64(i).map_err(|e: DeError| e.at(at));
+            }
+        }
+        de::Deserializer::deserialize_any(self, v)
+    }
+
+    /// A text attribute for a string visitor (see the fast paths above).
+    #[inline]
+    fn str<V: Visitor<'de>>(&mut self, v: V) -> R<V::Value> {
+        let at = self.r.pos;
+        if self.r.buf.get(at) != Some(&T_TEXT) || !fast_paths() {
+            return de::Deserializer::deserialize_any(self, v);
+        }
+        self.r.pos = at + 1;
+        let s = self.text().map_err(|e| e.at(at))?;
+        v.visit_borrowed_str(s).map_err(|e: DeError| e.at(at))
     }
 }
 

@@ -41,4 +41,6 @@ pub(crate) fn decode_owned<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> crat
 }
 
 #[cfg(test)]
+mod de_tests;
+#[cfg(test)]
 mod tests;

@@ -1,7 +1,7 @@
 //! Integers: classes of tags with 0–16 payload bytes, the last payload byte a base-254 digit
 //! (see `docs/FORMAT.md`, "Integers").
 
-use super::put::put_cut;
+use super::put::Out;
 use super::{Reader, TAG_INT_MAX, TAG_INT_MIN};
 use crate::error::DecodeError;
 
@@ -219,6 +219,8 @@ const fn tag_offsets(classes: &[IntClass; 17]) -> [u32; 17] {
 /// quotient `(m − start) / 254` splits into the tag index (high bits) and the payload's
 /// quotient bytes (low `8 (p − 1)` bits).
 #[derive(Clone, Copy)]
+// A power-of-two size: the class index becomes a table offset with one shift.
+#[repr(align(64))]
 struct Class64 {
     start: u64,
     tag_off: u64,
@@ -312,20 +314,20 @@ const _: () = assert!(POS_STARTS[9] <= u64::MAX as u128 && NEG_STARTS[9] <= u64:
 
 /// Appends an integer.
 #[inline]
-pub(crate) fn encode_int(v: i128, out: &mut Vec<u8>) {
+pub(crate) fn encode_int<O: Out>(v: i128, out: &mut O) {
     if let Ok(x) = i64::try_from(v) {
         encode_i64(x, out);
         return;
     }
-    encode_int_wide(v, out)
+    out.with_vec(|o| encode_int_wide(v, o))
 }
 
 /// Appends a `u64` (beyond `i64::MAX`: the general path).
 #[inline]
-pub(crate) fn encode_u64(v: u64, out: &mut Vec<u8>) {
+pub(crate) fn encode_u64<O: Out>(v: u64, out: &mut O) {
     match i64::try_from(v) {
         Ok(x) => encode_i64(x, out),
-        Err(_) => encode_int_wide(v.into(), out),
+        Err(_) => out.with_vec(|o| encode_int_wide(v.into(), o)),
     }
 }
 
@@ -334,7 +336,7 @@ pub(crate) fn encode_u64(v: u64, out: &mut Vec<u8>) {
 /// distance and the payload, and the element is written as 9 bytes (one fixed-size copy)
 /// and cut back to its length.
 #[inline(always)]
-pub(crate) fn encode_i64(x: i64, out: &mut Vec<u8>) {
+pub(crate) fn encode_i64<O: Out>(x: i64, out: &mut O) {
     let sign = x >> 63; // 0 or −1
                         // One's complement of a negative gives its magnitude class index: −1 → 0.
     let m = (x ^ sign) as u64;
@@ -360,7 +362,7 @@ pub(crate) fn encode_i64(x: i64, out: &mut Vec<u8>) {
     let mut buf = [0u8; 9];
     buf[0] = tag;
     buf[1..].copy_from_slice(&word.to_be_bytes());
-    put_cut(out, buf, class.len as usize);
+    out.put_cut(buf, class.len as usize);
 }
 
 /// Integers beyond `i64`: the general `u128` path (one code for both signs: negatives use

@@ -19,7 +19,7 @@
 mod decimal;
 mod fixed;
 mod int;
-mod put;
+pub(crate) mod put;
 mod reader;
 mod string;
 

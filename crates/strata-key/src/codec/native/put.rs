@@ -24,6 +24,105 @@ pub(crate) fn put_cut<const N: usize>(out: &mut Vec<u8>, bytes: [u8; N], n: usiz
     }
 }
 
+/// Where the encoders append: a `Vec<u8>`, or a [`Cursor`] over one.
+pub(crate) trait Out {
+    /// [`put_cut`]: appends the first `min(n, N)` bytes of `bytes` with one `N`-byte store.
+    fn put_cut<const N: usize>(&mut self, bytes: [u8; N], n: usize);
+    /// Runs `f` on the vector itself (for the rare elements written with `Vec` methods).
+    fn with_vec<R>(&mut self, f: impl FnOnce(&mut Vec<u8>) -> R) -> R;
+}
+
+impl Out for Vec<u8> {
+    #[inline(always)]
+    fn put_cut<const N: usize>(&mut self, bytes: [u8; N], n: usize) {
+        put_cut(self, bytes, n)
+    }
+    #[inline(always)]
+    fn with_vec<R>(&mut self, f: impl FnOnce(&mut Vec<u8>) -> R) -> R {
+        f(self)
+    }
+}
+
+/// Appends to a `Vec<u8>` with the vector's pointer, length and capacity held in the cursor
+/// (in registers while a key is written) instead of re-read from the vector after every store
+/// (a byte store through the buffer may alias the vector's fields, so the compiler reloads
+/// them). The vector's length is brought up to date when the cursor is dropped and around
+/// [`Out::with_vec`].
+pub(crate) struct Cursor<'a> {
+    vec: &'a mut Vec<u8>,
+    ptr: *mut u8,
+    len: usize,
+    cap: usize,
+}
+
+// Invariant of a `Cursor`: `ptr` and `cap` are the vector's buffer and capacity (the vector is
+// not touched but through the cursor while it lives), `vec.len() <= len <= cap`, and the
+// bytes `0..len` of the buffer are initialised.
+impl<'a> Cursor<'a> {
+    /// A cursor appending to `vec`.
+    #[inline(always)]
+    pub(crate) fn new(vec: &'a mut Vec<u8>) -> Cursor<'a> {
+        Cursor {
+            ptr: vec.as_mut_ptr(),
+            len: vec.len(),
+            cap: vec.capacity(),
+            vec,
+        }
+    }
+
+    /// Makes room for `n` more bytes (out of line: keys are short and the buffer is reused).
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self, n: usize) {
+        // SAFETY: bytes `0..len` are initialised and `len <= cap` (the invariant).
+        unsafe { self.vec.set_len(self.len) };
+        self.vec.reserve(n);
+        self.ptr = self.vec.as_mut_ptr();
+        self.cap = self.vec.capacity();
+    }
+}
+
+impl Out for Cursor<'_> {
+    #[inline(always)]
+    fn put_cut<const N: usize>(&mut self, bytes: [u8; N], n: usize) {
+        if self.cap - self.len < N {
+            self.grow(N);
+        }
+        // SAFETY: `cap - len >= N` (checked above, or made so by `grow`) and `ptr` is the
+        // vector's buffer of `cap` bytes (the invariant), so the unaligned `N`-byte write at
+        // `len` stays inside the allocation and initialises those bytes; the new length
+        // `len + min(n, N)` stays within `cap` and covers only initialised bytes. Tested by
+        // `cursor_appends_like_the_vec` (every `n`, buffers exactly full so that every put
+        // grows) and by `asc_serializer_writes_what_the_ordered_one_writes`.
+        unsafe {
+            self.ptr
+                .add(self.len)
+                .cast::<[u8; N]>()
+                .write_unaligned(bytes);
+        }
+        self.len += n.min(N);
+    }
+
+    #[inline]
+    fn with_vec<R>(&mut self, f: impl FnOnce(&mut Vec<u8>) -> R) -> R {
+        // SAFETY: bytes `0..len` are initialised and `len <= cap` (the invariant).
+        unsafe { self.vec.set_len(self.len) };
+        let r = f(self.vec);
+        self.ptr = self.vec.as_mut_ptr();
+        self.len = self.vec.len();
+        self.cap = self.vec.capacity();
+        r
+    }
+}
+
+impl Drop for Cursor<'_> {
+    #[inline(always)]
+    fn drop(&mut self) {
+        // SAFETY: bytes `0..len` are initialised and `len <= cap` (the invariant).
+        unsafe { self.vec.set_len(self.len) };
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -45,6 +144,35 @@ mod tests {
                 want.extend_from_slice(&[7, 7]);
                 assert_eq!(out, want);
             }
+        }
+    }
+
+    #[test]
+    fn cursor_appends_like_the_vec() {
+        for have in 0..20usize {
+            let start: Vec<u8> = (0..have).map(|i| i as u8).collect();
+            let mut want = start.clone();
+            let mut got = start.clone();
+            got.shrink_to_fit(); // full: the first put must grow the buffer
+            {
+                let mut c = Cursor::new(&mut got);
+                for n in 0..=20 {
+                    let bytes: [u8; 16] = std::array::from_fn(|i| (n * 16 + i) as u8);
+                    c.put_cut(bytes, n);
+                    want.put_cut(bytes, n);
+                    c.put_cut([n as u8; 1], 1);
+                    want.put_cut([n as u8; 1], 1);
+                    if n % 5 == 0 {
+                        // Through the vector and back: the cursor continues after it.
+                        c.with_vec(|v| {
+                            v.extend_from_slice(&[9; 40]);
+                            v.shrink_to_fit();
+                        });
+                        want.extend_from_slice(&[9; 40]);
+                    }
+                }
+            }
+            assert_eq!(got, want);
         }
     }
 }

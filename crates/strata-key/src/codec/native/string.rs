@@ -5,7 +5,7 @@
 //! `0x02` in every byte of the word at once, which never carries or borrows across bytes for
 //! plain bytes. Words holding anything else, and the last `len % 8` bytes, go byte by byte.
 
-use super::put::put_cut;
+use super::put::Out;
 use super::{Reader, STR_END, STR_HIGH, STR_SHIFT};
 use crate::error::DecodeError;
 
@@ -22,14 +22,15 @@ const HIGHS: u64 = 0x8080_8080_8080_8080;
 /// [`STR_SHIFT`] in every byte.
 const SHIFTS: u64 = ONES * STR_SHIFT as u64;
 
-/// True when some byte of `x` is `≥ 0xfc` (its six high bits all set). Shifts of at most five
-/// bits never move a bit into another byte's bit 7, so the test is exact.
+/// `0x7f` in every byte.
+const LOWS: u64 = !HIGHS;
+/// `0x04` in every byte.
+const FOURS: u64 = ONES * 4;
+
+/// True when some byte of `x` is `≥ 0xfc` (see [`ge_fc_bits`]).
 #[inline(always)]
 fn any_ge_fc(x: u64) -> bool {
-    let t = x & (x << 1); // bit 7: b7 & b6
-    let t = t & (t << 2); // bit 7: b7..b4
-    let t = t & (t << 2); // bit 7: b7..b2
-    t & HIGHS != 0
+    ge_fc_bits(x) != 0
 }
 
 /// Bit 7 set in the lowest byte of `x` that is not plain in an encoded string (`00`, `01`,
@@ -118,7 +119,7 @@ pub(crate) fn put_escaped(out: &mut Vec<u8>, s: &[u8]) {
 /// bytes with no byte `≥ 0xfc` (short text, a UUID, the common case) is written with one or
 /// two stores, cut back.
 #[inline(always)]
-pub(crate) fn put_string(out: &mut Vec<u8>, tag: u8, s: &[u8]) {
+pub(crate) fn put_string<O: Out>(out: &mut O, tag: u8, s: &[u8]) {
     let n = s.len();
     if n < 8 {
         let x = load_le_short(s);
@@ -130,7 +131,7 @@ pub(crate) fn put_string(out: &mut Vec<u8>, tag: u8, s: &[u8]) {
         let content = (1u64 << lanes) - 1;
         let body = ((x + SHIFTS) & content) | (u64::from(STR_END) << lanes);
         let word = u128::from(tag) | (u128::from(body) << 8);
-        put_cut(out, word.to_le_bytes(), n + 2);
+        out.put_cut(word.to_le_bytes(), n + 2);
         return;
     }
     if n <= 16 {
@@ -139,7 +140,7 @@ pub(crate) fn put_string(out: &mut Vec<u8>, tag: u8, s: &[u8]) {
         let lo = load_le(s);
         let hi = load_le(&s[n - 8..]);
         let c = u128::from(lo) | (u128::from(hi) << (8 * (n - 8)));
-        if any_ge_fc(lo) | any_ge_fc(hi) {
+        if ge_fc_bits(lo) | ge_fc_bits(hi) != 0 {
             put_short_escaped(out, tag, c, n);
             return;
         }
@@ -152,10 +153,10 @@ pub(crate) fn put_string(out: &mut Vec<u8>, tag: u8, s: &[u8]) {
         buf[..16].copy_from_slice(&(u128::from(tag) | (c << 8)).to_le_bytes());
         buf[16] = (c >> 120) as u8;
         buf[17] = STR_END;
-        put_cut(out, buf, n + 2);
+        out.put_cut(buf, n + 2);
         return;
     }
-    put_string_escaped(out, tag, s);
+    out.with_vec(|o| put_string_escaped(o, tag, s));
 }
 
 /// [`SHIFTS`] in every byte of a `u128`.
@@ -165,13 +166,13 @@ const SHIFTS128: u128 = SHIFTS as u128 * ((1 << 64) + 1);
 /// UUIDs), from registers: `c` holds its `n` bytes in the low lanes, zero above. Each half
 /// takes one step per byte `≥ 0xfc` (see [`put_word_escaped`]).
 #[inline(never)]
-fn put_short_escaped(out: &mut Vec<u8>, tag: u8, c: u128, n: usize) {
-    put_cut(out, [tag], 1);
+fn put_short_escaped<O: Out>(out: &mut O, tag: u8, c: u128, n: usize) {
+    out.put_cut([tag], 1);
     put_word_escaped(out, c as u64, n.min(8));
     if n > 8 {
         put_word_escaped(out, (c >> 64) as u64, n - 8);
     }
-    put_cut(out, [STR_END], 1);
+    out.put_cut([STR_END], 1);
 }
 
 /// [`put_string`] for strings longer than 16 bytes.
@@ -182,13 +183,12 @@ fn put_string_escaped(out: &mut Vec<u8>, tag: u8, s: &[u8]) {
     put_escaped(out, s);
 }
 
-/// Bit 7 set in each byte of `x` that is `≥ 0xfc` (exact per byte: see [`any_ge_fc`]).
+/// Bit 7 set in each byte of `x` that is `≥ 0xfc`, exactly: a byte's low seven bits plus 4
+/// reach bit 7 iff they are `≥ 0x7c` (the sum is at most `0x83`, so nothing carries into the
+/// next byte), and its own bit 7 must be set too.
 #[inline(always)]
 fn ge_fc_bits(x: u64) -> u64 {
-    let t = x & (x << 1);
-    let t = t & (t << 2);
-    let t = t & (t << 2);
-    t & HIGHS
+    ((x & LOWS) + FOURS) & x & HIGHS
 }
 
 /// The bytes of `s` (a word or the tail: at most 8), some of them `≥ 0xfc`: see
@@ -209,12 +209,12 @@ fn put_escaped_bytes(out: &mut Vec<u8>, s: &[u8]) {
 /// (not per byte), each writing the plain bytes before it shifted, then its two-byte code, as
 /// one 16-byte store cut back.
 #[inline(always)]
-fn put_word_escaped(out: &mut Vec<u8>, mut x: u64, mut left: usize) {
+fn put_word_escaped<O: Out>(out: &mut O, mut x: u64, mut left: usize) {
     while left > 0 {
         let high = ge_fc_bits(x);
         if high == 0 {
             // Carries of the addition only move up, past the content.
-            put_cut(out, x.wrapping_add(SHIFTS).to_le_bytes(), left);
+            out.put_cut(x.wrapping_add(SHIFTS).to_le_bytes(), left);
             return;
         }
         let l = (high.trailing_zeros() / 8) as usize; // < left
@@ -224,7 +224,7 @@ fn put_word_escaped(out: &mut Vec<u8>, mut x: u64, mut left: usize) {
         let word = u128::from(below)
             | (u128::from(STR_HIGH) << (8 * l))
             | (u128::from(b.wrapping_sub(0xfa)) << (8 * l + 8));
-        put_cut(out, word.to_le_bytes(), l + 2);
+        out.put_cut(word.to_le_bytes(), l + 2);
         left -= l + 1;
         x = x.checked_shr(8 * (l as u32 + 1)).unwrap_or(0);
     }
@@ -585,6 +585,46 @@ mod tests {
         // The lowest flagged byte is exact even with several special bytes.
         let x = u64::from_le_bytes([0x41, 0xff, 0x00, 0x01, 0x41, 0xfe, 0x41, 0x41]);
         assert_eq!(special_bytes(x).trailing_zeros() / 8, 1);
+    }
+
+    /// `ge_fc_bits` flags exactly the bytes `≥ 0xfc`, whatever their neighbours hold: every
+    /// byte value in every lane with every value in all other lanes, and words of two random
+    /// values (a carry or a shifted bit from a neighbour would show up here).
+    #[test]
+    fn ge_fc_bits_is_exact_per_byte() {
+        fn model(x: u64) -> u64 {
+            (0..8)
+                .filter(|i| (x >> (8 * i)) as u8 >= 0xfc)
+                .map(|i| 0x80u64 << (8 * i))
+                .sum()
+        }
+        for lane in 0..8 {
+            for b in 0..=255u8 {
+                for n in 0..=255u8 {
+                    let mut a = [n; 8];
+                    a[lane] = b;
+                    let x = u64::from_le_bytes(a);
+                    assert_eq!(ge_fc_bits(x), model(x), "{x:#018x}");
+                }
+            }
+        }
+        let mut z = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..200_000 {
+            z = z
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let pick = [0x00, 0x7b, 0x7c, 0xfb, 0xfc, 0xfd, 0xfe, 0xff];
+            let x = (0..8).fold(0u64, |x, i| {
+                let sel = (z >> (3 * i)) & 7;
+                let byte = if (z >> (40 + i)) & 1 == 1 {
+                    pick[sel as usize]
+                } else {
+                    (z >> (8 * i)) as u8
+                };
+                x | (u64::from(byte) << (8 * i))
+            });
+            assert_eq!(ge_fc_bits(x), model(x), "{x:#018x}");
+        }
     }
 
     /// The one-store path of `put_string` writes the tag and exactly the bytes of

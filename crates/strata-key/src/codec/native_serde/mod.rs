@@ -1,0 +1,167 @@
+//! Your own types as keys: serde straight to and from the native format, with no [`Value`]
+//! in between.
+//!
+//! The top-level struct, tuple or sequence is *flattened*: each field is one top-level element,
+//! so a key prefix made of the leading fields is a byte prefix, and the bytes are those of the
+//! equivalent dynamic [`Tuple`](crate::Tuple). Below the top level, structs, tuples, sequences
+//! and maps become nested tuples. Mapping:
+//!
+//! | serde | native element |
+//! |---|---|
+//! | `bool` | Bool |
+//! | integers (`i8`…`i128`; `u8`…`u128` up to `i128::MAX`) | Int |
+//! | `f32` / `f64` | F32 / Float |
+//! | `char`, `str` | Text |
+//! | bytes (e.g. `serde_bytes`) | Bytes |
+//! | `None`, `()`, unit struct | Null |
+//! | `Some(x)` | x |
+//! | unit variant | Int (the variant index: declaration order) |
+//! | other variants | tuple (index, fields…) |
+//! | struct, tuple, seq | tuple (flattened at the top level) |
+//! | map | tuple of alternating keys and values |
+//! | [`Decimal`](crate::Decimal) (a newtype struct with a private name) | Decimal |
+//!
+//! Decoding a Uuid element gives its 16 bytes; Time elements are not supported through serde
+//! (use [`Value`]).
+//!
+//! [`Value`]: crate::Value
+//!
+//! ```
+//! use serde::{Deserialize, Serialize};
+//! use strata_key::codec::native_serde::{from_key, to_key};
+//!
+//! #[derive(Serialize, Deserialize, PartialEq, Debug)]
+//! struct PostKey { user: String, ts: i64 }
+//!
+//! let k = to_key(&PostKey { user: "ann".into(), ts: 7 }).unwrap();
+//! assert_eq!(from_key::<PostKey>(&k).unwrap(), PostKey { user: "ann".into(), ts: 7 });
+//! // The same bytes as the dynamic tuple:
+//! use strata_key::{tuple, TupleCodec, codec::native::NativeCodec};
+//! assert_eq!(k, NativeCodec::new().encode(&tuple!("ann", 7)).unwrap());
+//! ```
+
+use std::fmt::Display;
+
+use serde::de::{self, DeserializeSeed, EnumAccess, SeqAccess, VariantAccess, Visitor};
+use serde::ser::{self, Serialize};
+
+use super::native::{
+    encode_i64, encode_int, encode_u64, ordered_f32, put_f64, put_string, unordered_f32, Order,
+    Reader, MAX_DEPTH, TAG_BYTES, TAG_END, TAG_F32, TAG_F64, TAG_F64_HI, TAG_FALSE, TAG_INT_MAX,
+    TAG_INT_MIN, TAG_NULL_FIRST, TAG_NULL_LAST, TAG_TEXT, TAG_TIME, TAG_TRUE, TAG_TUPLE, TAG_UUID,
+    TAG_UUID_HI, TRAILER,
+};
+use super::native::{put_decimal, SHORT_BUF, TAG_DECIMAL};
+use crate::decimal::{serde_capture, SERDE_TOKEN};
+use crate::error::DecodeError;
+
+/// Errors of the serde bridge.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum KeySerdeError {
+    /// A serde error message (from a Serialize/Deserialize impl or a type mismatch).
+    #[error("{0}")]
+    Message(String),
+    /// The bytes are not a valid native key.
+    #[error(transparent)]
+    Decode(#[from] DecodeError),
+    /// Bytes left after the value was read.
+    #[error("{0} trailing bytes after the key's value")]
+    Trailing(usize),
+}
+
+impl ser::Error for KeySerdeError {
+    fn custom<T: Display>(msg: T) -> Self {
+        KeySerdeError::Message(msg.to_string())
+    }
+}
+
+impl de::Error for KeySerdeError {
+    fn custom<T: Display>(msg: T) -> Self {
+        KeySerdeError::Message(msg.to_string())
+    }
+}
+
+type Result<T> = std::result::Result<T, KeySerdeError>;
+
+/// Encodes `value` as a native key (all fields ascending, nulls first).
+pub fn to_key<T: Serialize + ?Sized>(value: &T) -> Result<Vec<u8>> {
+    to_key_with_orders(value, &[])
+}
+
+/// Encodes `value` as a native key with one [`Order`] per leading top-level field.
+///
+/// ```
+/// use strata_key::codec::native::Order;
+/// use strata_key::codec::native_serde::{from_key, to_key_with_orders};
+/// let o = [Order::ASC, Order::DESC];
+/// let a = to_key_with_orders(&("u", 2u32), &o).unwrap();
+/// let b = to_key_with_orders(&("u", 1u32), &o).unwrap();
+/// assert!(a < b);
+/// assert_eq!(from_key::<(String, u32)>(&a).unwrap(), ("u".to_string(), 2));
+/// ```
+pub fn to_key_with_orders<T: Serialize + ?Sized>(value: &T, orders: &[Order]) -> Result<Vec<u8>> {
+    let mut out = Vec::with_capacity(32);
+    to_key_into(value, orders, &mut out)?;
+    Ok(out)
+}
+
+/// Appends the native key of `value` to `out` (reuse one buffer for many keys).
+#[inline(always)]
+pub fn to_key_into<T: Serialize + ?Sized>(
+    value: &T,
+    orders: &[Order],
+    out: &mut Vec<u8>,
+) -> Result<()> {
+    if orders.is_empty() {
+        // Every element ascending: the serializer without per-element order checks, inlined
+        // into the caller (whose `orders` is usually the constant `&[]`).
+        let mut s = AscSerializer {
+            out: Cursor::new(out),
+            level: 0,
+        };
+        return value.serialize(&mut s);
+    }
+    to_key_ordered(value, orders, out)
+}
+
+/// [`to_key_into`] with per-field orders.
+#[inline(never)]
+fn to_key_ordered<T: Serialize + ?Sized>(
+    value: &T,
+    orders: &[Order],
+    out: &mut Vec<u8>,
+) -> Result<()> {
+    let mut s = KeySerializer {
+        out,
+        orders,
+        index: 0,
+        level: 0,
+        top_start: None,
+    };
+    value.serialize(&mut s)
+}
+
+/// Decodes a native key into `T` (strings are decoded into owned `String`s / byte buffers:
+/// the format shifts string bytes, so nothing can be borrowed).
+pub fn from_key<'de, T: serde::Deserialize<'de>>(bytes: &'de [u8]) -> Result<T> {
+    let mut d = KeyDeserializer {
+        r: Reader::new(bytes),
+        level: 0,
+    };
+    let v = T::deserialize(&mut d)?;
+    if !d.r.at_end() {
+        return Err(KeySerdeError::Trailing(bytes.len() - d.r.pos));
+    }
+    Ok(v)
+}
+
+mod asc;
+mod deserializer;
+mod serializer;
+#[cfg(test)]
+mod tests;
+
+use super::native::put::Cursor;
+use asc::AscSerializer;
+use deserializer::KeyDeserializer;
+use serializer::KeySerializer;
