@@ -167,12 +167,41 @@ const SHIFTS128: u128 = SHIFTS as u128 * ((1 << 64) + 1);
 /// takes one step per byte `≥ 0xfc` (see [`put_word_escaped`]).
 #[inline(never)]
 fn put_short_escaped<O: Out>(out: &mut O, tag: u8, c: u128, n: usize) {
-    out.put_cut([tag], 1);
-    put_word_escaped(out, c as u64, n.min(8));
+    // Built on the stack and appended with one store (one capacity check): at most
+    // 1 + 2 × 16 + 1 = 34 bytes, each step writing 16 bytes at an offset below 64.
+    let mut buf = [0u8; 72];
+    buf[0] = tag;
+    let mut at = word_escaped_into(&mut buf, 1, c as u64, n.min(8));
     if n > 8 {
-        put_word_escaped(out, (c >> 64) as u64, n - 8);
+        at = word_escaped_into(&mut buf, at, (c >> 64) as u64, n - 8);
     }
-    out.put_cut([STR_END], 1);
+    buf[at & 63] = STR_END;
+    out.put_cut(buf, at + 1);
+}
+
+/// The `left` (at most 8) low lanes of `x` (zero above), escaped into `buf` at `at` (below
+/// 48); returns the offset after them. One step per byte `≥ 0xfc`: the whole word is written
+/// shifted (right for the plain lanes below the byte; the lanes above are rewritten by the
+/// next step or cut off), then the byte's two-byte code over its lane and the next. Offsets
+/// are masked to 6 bits (a no-op: they stay below 48) so that no write needs a bounds check.
+#[inline(always)]
+fn word_escaped_into(buf: &mut [u8; 72], mut at: usize, mut x: u64, mut left: usize) -> usize {
+    while left > 0 {
+        let i = at & 63;
+        buf[i..i + 8].copy_from_slice(&x.wrapping_add(SHIFTS).to_le_bytes());
+        let high = ge_fc_bits(x);
+        if high == 0 {
+            return at + left;
+        }
+        let l = (high.trailing_zeros() / 8) as usize; // < left
+        let b = (x >> (8 * l)) as u8;
+        let j = (at + l) & 63;
+        buf[j..j + 2].copy_from_slice(&[STR_HIGH, b.wrapping_sub(0xfa)]);
+        at += l + 2;
+        left -= l + 1;
+        x = x.checked_shr(8 * (l as u32 + 1)).unwrap_or(0);
+    }
+    at
 }
 
 /// [`put_string`] for strings longer than 16 bytes.
