@@ -266,6 +266,12 @@ impl Entries {
     }
 }
 
+thread_local! {
+    /// The name order of the last map of at most 8 entries that needed sorting on this thread:
+    /// (entry count, entry indices in name order). Only a hint, checked before use.
+    static LAST_ORDER: std::cell::Cell<(u8, [u8; 8])> = const { std::cell::Cell::new((0, [0; 8])) };
+}
+
 /// Moves the entries of a map (its bytes `out[first..]`) into name order, recording each
 /// entry's final (name start, value start) in `placed`; refuses a name given twice. The bytes
 /// are copied aside once (on the stack for a typical row) and written back in order.
@@ -285,9 +291,6 @@ fn reorder_by_name(
         order_heap.resize(n, 0);
         &mut order_heap
     };
-    for (i, o) in order.iter_mut().enumerate() {
-        *o = i;
-    }
     {
         let out: &[u8] = out;
         let name = |i: usize| &out[entries[i].name_at..entries[i].value_at];
@@ -298,19 +301,47 @@ fn reorder_by_name(
                 .cmp(&entries[b].head)
                 .then_with(|| name(a).cmp(name(b)))
         };
-        if n <= 8 {
-            insertion_sort(order, cmp);
-        } else {
-            order.sort_unstable_by(|&a, &b| cmp(a, b));
-        }
-        if let Some(w) = order
-            .windows(2)
-            .find(|w| entries[w[0]].head == entries[w[1]].head && name(w[0]) == name(w[1]))
-        {
-            return Err(SerError(format!(
-                "attribute {:?} appears twice",
-                String::from_utf8_lossy(name(w[0]))
-            )));
+        // The order of the last map of this many entries (a type's rows come one after
+        // another) is tried first; it is kept only if the names come strictly ascending in it,
+        // which proves it is the name order and that no name repeats.
+        let hinted = n <= 8
+            && LAST_ORDER.with(|h| {
+                let (hn, perm) = h.get();
+                if usize::from(hn) != n {
+                    return false;
+                }
+                for (o, &p) in order.iter_mut().zip(perm.iter()) {
+                    *o = usize::from(p);
+                }
+                order
+                    .windows(2)
+                    .all(|w| cmp(w[0], w[1]) == std::cmp::Ordering::Less)
+            });
+        if !hinted {
+            for (i, o) in order.iter_mut().enumerate() {
+                *o = i;
+            }
+            if n <= 8 {
+                insertion_sort(order, cmp);
+            } else {
+                order.sort_unstable_by(|&a, &b| cmp(a, b));
+            }
+            if let Some(w) = order
+                .windows(2)
+                .find(|w| entries[w[0]].head == entries[w[1]].head && name(w[0]) == name(w[1]))
+            {
+                return Err(SerError(format!(
+                    "attribute {:?} appears twice",
+                    String::from_utf8_lossy(name(w[0]))
+                )));
+            }
+            if n <= 8 {
+                let mut perm = [0u8; 8];
+                for (p, &o) in perm.iter_mut().zip(order.iter()) {
+                    *p = o as u8;
+                }
+                LAST_ORDER.with(|h| h.set((n as u8, perm)));
+            }
         }
     }
     // The entries' bytes, copied aside (on the stack for a typical row).

@@ -437,3 +437,56 @@ fn entries_in_any_order_encode_like_their_items() {
         )
         .unwrap();
 }
+
+/// Maps of the same size one after another, as rows of one type come, but with other names or
+/// the same names in another order: each is written in name order (the serializer tries the
+/// previous map's order first and must notice when it does not fit), and a repeated name is
+/// still refused after a map whose order it would fit.
+#[test]
+fn consecutive_maps_of_one_size_each_get_their_own_order() {
+    struct Seq(Vec<(String, i64)>);
+    impl Serialize for Seq {
+        fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            use serde::ser::SerializeMap;
+            let mut m = s.serialize_map(Some(self.0.len()))?;
+            for (k, v) in &self.0 {
+                m.serialize_entry(k, v)?;
+            }
+            m.end()
+        }
+    }
+    let name = prop_oneof!["[a-d]{0,2}", "(abcdefgh|abcdefghi)[a-b]{0,1}"];
+    let rows =
+        proptest::collection::vec(proptest::collection::vec((name, any::<i64>()), 2..6), 1..12);
+    let mut runner =
+        proptest::test_runner::TestRunner::new(proptest::test_runner::Config::with_cases(300));
+    runner
+        .run(&(rows, any::<u64>()), |(rows, seed)| {
+            // Each row, then (from the seed) the same names rotated: same size, other order.
+            let mut all = Vec::new();
+            for (i, r) in rows.into_iter().enumerate() {
+                let mut rot = r.clone();
+                rot.rotate_left((seed as usize + i) % r.len());
+                all.push(r);
+                all.push(rot);
+            }
+            for r in &all {
+                let got = to_item_bytes(&Seq(r.clone()));
+                let mut item = BTreeMap::new();
+                let mut dup = false;
+                for (k, v) in r {
+                    dup |= item
+                        .insert(k.clone(), Attr::Value(Value::Int((*v).into())))
+                        .is_some();
+                }
+                if dup {
+                    let e = got.unwrap_err().to_string();
+                    prop_assert!(e.contains("appears twice"), "{}", e);
+                } else {
+                    prop_assert_eq!(got.unwrap(), encode_item(&Item(item)).unwrap());
+                }
+            }
+            Ok(())
+        })
+        .unwrap();
+}
