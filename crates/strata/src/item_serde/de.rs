@@ -281,6 +281,17 @@ impl<'de> Dec<'de> {
     }
 }
 
+/// The integer `deserialize_*` methods: each takes the int fast path ([`Dec::int`]).
+macro_rules! int_fast_paths {
+    ($($method:ident)*) => {
+        $(
+            fn $method<V: Visitor<'de>>(self, v: V) -> R<V::Value> {
+                self.int(v)
+            }
+        )*
+    };
+}
+
 impl<'de> de::Deserializer<'de> for &mut Dec<'de> {
     type Error = DeError;
 
@@ -394,36 +405,9 @@ impl<'de> de::Deserializer<'de> for &mut Dec<'de> {
     // requested width, as there), without the general tag dispatch and 128-bit varint; any
     // other tag or form goes through `deserialize_any`.
 
-    fn deserialize_i64<V: Visitor<'de>>(self, v: V) -> R<V::Value> {
-        self.int(v)
-    }
-
-    fn deserialize_i32<V: Visitor<'de>>(self, v: V) -> R<V::Value> {
-        self.int(v)
-    }
-
-    fn deserialize_i16<V: Visitor<'de>>(self, v: V) -> R<V::Value> {
-        self.int(v)
-    }
-
-    fn deserialize_i8<V: Visitor<'de>>(self, v: V) -> R<V::Value> {
-        self.int(v)
-    }
-
-    fn deserialize_u64<V: Visitor<'de>>(self, v: V) -> R<V::Value> {
-        self.int(v)
-    }
-
-    fn deserialize_u32<V: Visitor<'de>>(self, v: V) -> R<V::Value> {
-        self.int(v)
-    }
-
-    fn deserialize_u16<V: Visitor<'de>>(self, v: V) -> R<V::Value> {
-        self.int(v)
-    }
-
-    fn deserialize_u8<V: Visitor<'de>>(self, v: V) -> R<V::Value> {
-        self.int(v)
+    int_fast_paths! {
+        deserialize_i64 deserialize_i32 deserialize_i16 deserialize_i8
+        deserialize_u64 deserialize_u32 deserialize_u16 deserialize_u8
     }
 
     fn deserialize_str<V: Visitor<'de>>(self, v: V) -> R<V::Value> {

@@ -75,69 +75,7 @@ impl AscCompound<'_, '_> {
     }
 }
 
-macro_rules! asc_compound_impl {
-    ($trait:ident, $method:ident) => {
-        impl ser::$trait for AscCompound<'_, '_> {
-            type Ok = ();
-            type Error = KeySerdeError;
-            #[inline(always)]
-            fn $method<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<()> {
-                self.element(v)
-            }
-            #[inline(always)]
-            fn end(self) -> Result<()> {
-                self.close()
-            }
-        }
-    };
-}
-asc_compound_impl!(SerializeSeq, serialize_element);
-asc_compound_impl!(SerializeTuple, serialize_element);
-asc_compound_impl!(SerializeTupleStruct, serialize_field);
-asc_compound_impl!(SerializeTupleVariant, serialize_field);
-
-impl ser::SerializeStruct for AscCompound<'_, '_> {
-    type Ok = ();
-    type Error = KeySerdeError;
-    #[inline(always)]
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, _key: &'static str, v: &T) -> Result<()> {
-        self.element(v)
-    }
-    #[inline(always)]
-    fn end(self) -> Result<()> {
-        self.close()
-    }
-}
-
-impl ser::SerializeStructVariant for AscCompound<'_, '_> {
-    type Ok = ();
-    type Error = KeySerdeError;
-    #[inline(always)]
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, _key: &'static str, v: &T) -> Result<()> {
-        self.element(v)
-    }
-    #[inline(always)]
-    fn end(self) -> Result<()> {
-        self.close()
-    }
-}
-
-impl ser::SerializeMap for AscCompound<'_, '_> {
-    type Ok = ();
-    type Error = KeySerdeError;
-    #[inline(always)]
-    fn serialize_key<T: Serialize + ?Sized>(&mut self, k: &T) -> Result<()> {
-        self.element(k)
-    }
-    #[inline(always)]
-    fn serialize_value<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<()> {
-        self.element(v)
-    }
-    #[inline(always)]
-    fn end(self) -> Result<()> {
-        self.close()
-    }
-}
+super::compound::compound_impls!(AscCompound<'_, '_>, #[inline(always)]);
 
 impl<'s, 'a> ser::Serializer for &'s mut AscSerializer<'a> {
     type Ok = ();

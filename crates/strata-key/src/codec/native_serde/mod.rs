@@ -156,6 +156,7 @@ pub fn from_key<'de, T: serde::Deserialize<'de>>(bytes: &'de [u8]) -> Result<T> 
 }
 
 mod asc;
+mod compound;
 mod deserializer;
 mod serializer;
 #[cfg(test)]

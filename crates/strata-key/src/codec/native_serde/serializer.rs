@@ -153,69 +153,7 @@ impl Compound<'_, '_> {
     }
 }
 
-macro_rules! compound_impl {
-    ($trait:ident, $method:ident) => {
-        impl ser::$trait for Compound<'_, '_> {
-            type Ok = ();
-            type Error = KeySerdeError;
-            #[inline]
-            fn $method<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<()> {
-                self.element(v)
-            }
-            #[inline]
-            fn end(self) -> Result<()> {
-                self.close()
-            }
-        }
-    };
-}
-compound_impl!(SerializeSeq, serialize_element);
-compound_impl!(SerializeTuple, serialize_element);
-compound_impl!(SerializeTupleStruct, serialize_field);
-compound_impl!(SerializeTupleVariant, serialize_field);
-
-impl ser::SerializeStruct for Compound<'_, '_> {
-    type Ok = ();
-    type Error = KeySerdeError;
-    #[inline]
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, _key: &'static str, v: &T) -> Result<()> {
-        self.element(v)
-    }
-    #[inline]
-    fn end(self) -> Result<()> {
-        self.close()
-    }
-}
-
-impl ser::SerializeStructVariant for Compound<'_, '_> {
-    type Ok = ();
-    type Error = KeySerdeError;
-    #[inline]
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, _key: &'static str, v: &T) -> Result<()> {
-        self.element(v)
-    }
-    #[inline]
-    fn end(self) -> Result<()> {
-        self.close()
-    }
-}
-
-impl ser::SerializeMap for Compound<'_, '_> {
-    type Ok = ();
-    type Error = KeySerdeError;
-    #[inline]
-    fn serialize_key<T: Serialize + ?Sized>(&mut self, k: &T) -> Result<()> {
-        self.element(k)
-    }
-    #[inline]
-    fn serialize_value<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<()> {
-        self.element(v)
-    }
-    #[inline]
-    fn end(self) -> Result<()> {
-        self.close()
-    }
-}
+super::compound::compound_impls!(Compound<'_, '_>, #[inline]);
 
 impl<'s, 'a> ser::Serializer for &'s mut KeySerializer<'a> {
     type Ok = ();
