@@ -142,6 +142,25 @@ impl KeyLayout {
         Ok(out)
     }
 
+    /// [`Self::key`]`(h, partition, sort)` built from `base`, the encoding of
+    /// `(id, h, partition…)` ([`Self::partition_prefix`]) of `n_partition` fields: only the
+    /// sort values are encoded (a Query's bounds share one partition encoding).
+    pub(crate) fn key_after(
+        &self,
+        base: &[u8],
+        n_partition: usize,
+        sort: &[Value],
+    ) -> Result<Vec<u8>> {
+        let orders = self.codec.orders();
+        let mut out = Vec::with_capacity(base.len() + 10 * sort.len() + 1);
+        out.extend_from_slice(base);
+        for (i, v) in sort.iter().enumerate() {
+            let order = orders.get(2 + n_partition + i).copied().unwrap_or_default();
+            NativeCodec::encode_element(v, order, &mut out).map_err(|e| self.enc_err(e))?;
+        }
+        Ok(out)
+    }
+
     /// Encoding of a whole item key `(id, h, partition…, sort…)` (same bytes as [`Self::key`]).
     pub fn item_key(&self, h: u16, partition: &[Value], sort: &[Value]) -> Result<Vec<u8>> {
         self.key(h, partition, sort)
@@ -346,6 +365,52 @@ mod tests {
                 (Ok(a), Ok(b)) => proptest::prop_assert_eq!(a, b),
                 (Err(_), Err(_)) => {}
                 (a, b) => proptest::prop_assert!(false, "{a:?} vs {b:?}"),
+            }
+        }
+
+        /// A Query's bound built from the partition prefix ([`KeyLayout::key_after`]) is the
+        /// key [`KeyLayout::key`] encodes whole (any values, orders, leading sort values).
+        #[test]
+        fn key_after_prefix_is_key(
+            fields in proptest::collection::vec(
+                (crate::item_codec::tests::arb_value(), proptest::prelude::any::<(bool, bool)>()),
+                1..6,
+            ),
+            n_part in 1usize..3,
+            id in 1u64..100_000,
+        ) {
+            use crate::schema::KeyField;
+            use strata_key::Kind;
+            let n_part = n_part.min(fields.len());
+            let defs: Vec<KeyField> = fields
+                .iter()
+                .enumerate()
+                .map(|(i, (v, (desc, last)))| {
+                    let kind = if v.kind() == Kind::Null { Kind::Int } else { v.kind() };
+                    let mut f = KeyField::new(format!("f{i}"), kind);
+                    if *desc {
+                        f = f.desc();
+                    }
+                    if *last {
+                        f = f.nulls_last();
+                    }
+                    f
+                })
+                .collect();
+            let schema = TableSchema::new("t", defs[..n_part].to_vec())
+                .with_sort(defs[n_part..].to_vec());
+            let layout = KeyLayout::new(&schema, id);
+            let values: Vec<Value> = fields.into_iter().map(|(v, _)| v).collect();
+            let (part, sort) = values.split_at(n_part);
+            let Ok((h, prefix)) = layout.partition_prefix(part) else { return Ok(()) };
+            for k in 0..=sort.len() {
+                let whole = layout.key(h, part, &sort[..k]);
+                let after = layout.key_after(&prefix, part.len(), &sort[..k]);
+                match (whole, after) {
+                    (Ok(a), Ok(b)) => proptest::prop_assert_eq!(a, b),
+                    (Err(_), Err(_)) => {}
+                    (a, b) => proptest::prop_assert!(false, "{a:?} vs {b:?}"),
+                }
             }
         }
     }

@@ -331,8 +331,10 @@ fn class_end(b: &[u8]) -> Vec<u8> {
 }
 
 impl Table {
-    fn sort_key_bytes(&self, h: u16, partition: &[Value], sort: &[Value]) -> Result<Vec<u8>> {
-        self.def.layout.key(h, partition, sort)
+    /// Key bytes of `(id, h, partition…, sort…)` from `base`, the encoding of
+    /// `(id, h, partition…)`: the partition is encoded once per Query, not once per bound.
+    fn sort_key_bytes(&self, base: &[u8], partition: &[Value], sort: &[Value]) -> Result<Vec<u8>> {
+        self.def.layout.key_after(base, partition.len(), sort)
     }
 
     /// A key range holding every item that matches the query's partition and condition
@@ -344,11 +346,10 @@ impl Table {
         &self,
         p: &[Value],
         sort: Option<&SortCondition>,
-        h: u16,
         base: &[u8],
     ) -> Result<Option<KeyRange>> {
         use SortCondition::*;
-        let b = |v: &[Value]| self.sort_key_bytes(h, p, v);
+        let b = |v: &[Value]| self.sort_key_bytes(base, p, v);
         let base = base.to_vec();
         let inc = Bound::Included;
         let exc = |k: Vec<u8>| Bound::Excluded(class_end(&k));
@@ -493,8 +494,8 @@ impl Table {
             .sort
             .as_ref()
             .map(|c| c.in_key_order(&self.def.schema.sort));
-        let (h, prefix) = self.def.layout.partition_prefix(&q.partition)?;
-        let Some(mut range) = self.query_range(&q.partition, sort.as_ref(), h, &prefix)? else {
+        let (_, prefix) = self.def.layout.partition_prefix(&q.partition)?;
+        let Some(mut range) = self.query_range(&q.partition, sort.as_ref(), &prefix)? else {
             return Ok(Rows::empty(self, decode));
         };
         let dir = if q.reverse {
@@ -515,9 +516,17 @@ impl Table {
         if is_empty(&range) {
             return Ok(Rows::empty(self, decode));
         }
-        // Where the key range alone decides the condition, items are not re-checked.
+        // Where the key range alone decides the condition, items are not re-checked; and
+        // without a condition to check, neither is the partition: every range of
+        // `query_range` (and `narrow` only shrinks it) lies in `[prefix, prefix ‖ FE)`, and a
+        // key `k` in it starts with `prefix` (were `k` to differ from `prefix` at some byte
+        // `i < prefix.len()`, `k >= prefix` puts `k[i]` above `prefix[i]` and `k` above
+        // `prefix ‖ FE`; a proper prefix of `prefix` lies below it).
         let sort = sort.filter(|c| !self.range_decides(c));
-        let filter = RowFilter::Query { prefix, sort };
+        let filter = match sort {
+            None => RowFilter::All,
+            sort => RowFilter::Query { prefix, sort },
+        };
         self.rows(range, dir, q.limit, filter, decode)
     }
 
