@@ -40,6 +40,14 @@ pub trait FileSyncer: Send + Sync {
 pub trait ReadableFile: Send + Sync {
     /// Fills `buf` from offset `off`; an error if the file is shorter.
     fn read_at(&self, buf: &mut [u8], off: u64) -> io::Result<()>;
+    /// Reads exactly `len` bytes from offset `off` into a new buffer of that length (an
+    /// error if the file is shorter). The real file reads into the buffer's uninitialised
+    /// capacity (no zeroing pass over a block that is about to be overwritten).
+    fn read_vec_at(&self, len: usize, off: u64) -> io::Result<Vec<u8>> {
+        let mut buf = vec![0u8; len];
+        self.read_at(&mut buf, off)?;
+        Ok(buf)
+    }
     /// Length of the file in bytes.
     fn len(&self) -> u64;
     /// True when the file is empty.
@@ -112,9 +120,62 @@ impl ReadableFile for RealReadable {
         use std::os::unix::fs::FileExt;
         self.file.read_exact_at(buf, off)
     }
+    fn read_vec_at(&self, len: usize, off: u64) -> io::Result<Vec<u8>> {
+        pread_vec(&self.file, len, off)
+    }
     fn len(&self) -> u64 {
         self.len
     }
+}
+
+/// `len` bytes of `file` from `off`, read with `pread(2)` straight into a new buffer's
+/// spare capacity: the buffer is never zeroed, and its length only ever covers bytes the
+/// kernel wrote. Short reads continue; end of file before `len` bytes is `UnexpectedEof`.
+fn pread_vec(file: &File, len: usize, off: u64) -> io::Result<Vec<u8>> {
+    use std::os::fd::AsRawFd;
+    let mut buf: Vec<u8> = Vec::with_capacity(len);
+    while buf.len() < len {
+        let done = buf.len();
+        let at = off
+            .checked_add(done as u64)
+            .and_then(|a| libc::off_t::try_from(a).ok())
+            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "offset too large"))?;
+        let want = len - done;
+        let spare = buf.spare_capacity_mut();
+        debug_assert!(spare.len() >= want);
+        // SAFETY: `spare` is the buffer's unused capacity, at least `want` bytes long (the
+        // capacity is `len`, the length `done`); `pread` writes at most `want` bytes through
+        // the raw pointer and reads none. No reference to uninitialised bytes is formed.
+        let n = unsafe {
+            libc::pread(
+                file.as_raw_fd(),
+                spare.as_mut_ptr().cast::<libc::c_void>(),
+                want,
+                at,
+            )
+        };
+        match n {
+            0 => {
+                return Err(io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    "failed to fill whole buffer",
+                ))
+            }
+            n if n < 0 => {
+                let e = io::Error::last_os_error();
+                if e.kind() != io::ErrorKind::Interrupted {
+                    return Err(e);
+                }
+            }
+            n => {
+                let n = (n as usize).min(want);
+                // SAFETY: `pread` initialised the `n <= want` bytes after the first `done`,
+                // and `done + n <= len <= capacity`.
+                unsafe { buf.set_len(done + n) };
+            }
+        }
+    }
+    Ok(buf)
 }
 
 impl Fs for RealFs {

@@ -31,7 +31,7 @@ pub use engine::{
 };
 pub use error::{Error, FormatError, Result};
 pub use fs::{FaultFs, Fs, RealFs};
-pub use lsm::{LsmEngine, Stats, VerifyReport};
+pub use lsm::{process_written, LsmEngine, Stats, VerifyReport, Written};
 pub use mem::MemEngine;
 pub use options::{LsmOptions, SyncMode};
 pub use partition::Partitioner;

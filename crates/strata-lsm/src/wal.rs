@@ -145,7 +145,7 @@ pub struct WalWriter {
     allocated: u64,
     /// The file is extended with zeros to multiples of this.
     chunk: u64,
-    buf: Vec<u8>,
+    /// The record being written: header, payload, commit byte.
     framed: Vec<u8>,
 }
 
@@ -182,7 +182,6 @@ impl WalWriter {
             bytes: magic,
             allocated: chunk,
             chunk,
-            buf: Vec::new(),
             framed: Vec::new(),
         })
     }
@@ -194,10 +193,12 @@ impl WalWriter {
     /// is written past the end without zeros: the size change is shared by its many ops, and
     /// writing zeros first would only double its copy.
     pub fn append(&mut self, seq: u64, ops: &[Op]) -> std::io::Result<()> {
-        self.buf.clear();
-        encode_batch(&mut self.buf, seq, ops);
+        // The payload is encoded right after room for the header, then framed in place (no
+        // copy of the payload).
         self.framed.clear();
-        Framing::V2.frame(&mut self.framed, &self.buf);
+        self.framed.resize(record::HEADER, 0);
+        encode_batch(&mut self.framed, seq, ops);
+        record::frame_in_place(Framing::V2, &mut self.framed);
         let end = self.bytes + self.framed.len() as u64;
         if end > self.allocated && self.framed.len() < BIG_RECORD {
             let to = end.div_ceil(self.chunk) * self.chunk;

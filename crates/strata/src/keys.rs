@@ -171,7 +171,9 @@ impl KeyLayout {
     pub(crate) fn builder(&self, hint: usize) -> KeyBuilder<'_> {
         let gap = self.id_bytes.len() + MAX_HASH_LEN;
         let mut out = Vec::with_capacity(gap + hint);
-        out.resize(gap, 0);
+        // `id` goes first now; room for `h` after it (a constant-size write, no memset).
+        out.extend_from_slice(&self.id_bytes);
+        out.extend_from_slice(&[0; MAX_HASH_LEN]);
         KeyBuilder {
             layout: self,
             out,
@@ -210,11 +212,11 @@ impl KeyLayout {
 const MAX_HASH_LEN: usize = 3;
 
 /// A whole item key `(id, h, partition…, sort…)` being built, with the partition fields
-/// encoded once for both the hash and the key: the fields go after a gap for `id` and `h`,
-/// `h` is the crc32 of the partition fields' bytes as they lie there (the same bytes as
-/// [`KeyLayout::partition_hash`] hashes: each element is encoded on its own, with its order),
-/// and [`KeyBuilder::finish`] writes `id` and `h` right before the fields and drops what is
-/// left of the gap. The result is byte for byte [`KeyLayout::item_key`] (tested against it in
+/// encoded once for both the hash and the key: the fields go after `id` and a gap for `h`
+/// (its longest encoding), `h` is the crc32 of the partition fields' bytes as they lie there
+/// (the same bytes as [`KeyLayout::partition_hash`] hashes: each element is encoded on its
+/// own, with its order), and [`KeyBuilder::finish`] writes `h` right before the fields and
+/// drops what is left of the gap. The result is byte for byte [`KeyLayout::item_key`] (tested against it in
 /// `table::tests::typed_keys_are_item_keys`).
 pub(crate) struct KeyBuilder<'l> {
     layout: &'l KeyLayout,
@@ -280,12 +282,17 @@ impl KeyBuilder<'_> {
         let hl = self.out.len() - end;
         let gap = self.gap();
         let idl = self.layout.id_bytes.len();
-        let start = gap - hl - idl;
-        self.out.copy_within(end.., gap - hl);
-        self.out.truncate(end);
-        self.out[start..start + idl].copy_from_slice(&self.layout.id_bytes);
-        if start > 0 {
-            self.out.drain(..start);
+        // `id` is already at the start (see `KeyLayout::builder`).
+        if hl == MAX_HASH_LEN {
+            self.out.copy_within(end.., idl);
+            self.out.truncate(end);
+        } else {
+            // A short `h`: the fields move left by what is left of the gap.
+            let h = [self.out[end], *self.out.get(end + 1).unwrap_or(&0)];
+            self.out.truncate(end);
+            self.out.copy_within(gap..end, idl + hl);
+            self.out[idl..idl + hl].copy_from_slice(&h[..hl]);
+            self.out.truncate(end - (MAX_HASH_LEN - hl));
         }
         self.out
     }

@@ -572,17 +572,47 @@ fn child(engine: &str, base: &Path, n: u64, cache: usize) {
         report("fillsync", syncs, t);
         drop(db);
         println!("size {} 0", dir_size(&main_dir));
+        if engine == "strata" {
+            println!(
+                "note {}",
+                written_note("fillseq+overwrite+fillsync", &strata_lsm::process_written())
+            );
+        }
     }
+    let main_written = strata_lsm::process_written();
     {
         let mut db = open(engine, &rand_dir, cache);
         let t = Instant::now();
         run_writes(&mut db, &mut rng, false);
         report("fillrandom", n, t);
         drop(db);
+        if engine == "strata" {
+            println!(
+                "note {}",
+                written_note(
+                    "fillrandom",
+                    &strata_lsm::process_written().since(&main_written)
+                )
+            );
+        }
     }
     let _ = std::fs::remove_dir_all(&main_dir);
     let _ = std::fs::remove_dir_all(&rand_dir);
     println!("rss {} 0", peak_rss_bytes());
+}
+
+/// Strata's flush and compaction bytes in one `note` line: write amplification
+/// `(flushed + compacted) / flushed` (SST bytes only, not the WAL).
+fn written_note(what: &str, w: &strata_lsm::Written) -> String {
+    format!(
+        "{what}: write-amp {:.2} (flushed {} MB, compacted {} MB in {} merges, moved {} MB in {} moves)",
+        w.amplification(),
+        w.flushed_bytes / 1_000_000,
+        w.compacted_bytes / 1_000_000,
+        w.compactions,
+        w.moved_bytes / 1_000_000,
+        w.moves
+    )
 }
 
 /// Peak resident set size of this process (`VmHWM`), in bytes; 0 where unknown.

@@ -5,10 +5,11 @@
 //! instructions (perf counters are not available on every machine).
 //!
 //! ```text
-//! lsm_prof --dir D --n N [--stripes S] [--settle] [--cold] --ops K \
+//! lsm_prof --dir D --n N [--stripes S] [--settle] [--cold] [--cache-mib M] --ops K \
 //!          --phase readrandom|getwith|seekrandom|rangeseek|readseq|cursorseq
 //! ```
 //! `--cold` skips the warming reads (the cache holds only what the build left in it).
+//! `--cache-mib` sets the block cache (default 256 MiB, as the `lsm` bench).
 //! The database in `D` is built on first use and reused (delete `D` to rebuild).
 
 use std::path::PathBuf;
@@ -161,11 +162,12 @@ fn main() {
     let stripes: u32 = arg("--stripes").map_or(256, |s| s.parse().expect("--stripes"));
     let ops: u64 = arg("--ops").map_or(n, |s| s.parse().expect("--ops"));
     let phase = arg("--phase").unwrap_or_else(|| "readrandom".into());
+    let cache_mib: usize = arg("--cache-mib").map_or(256, |s| s.parse().expect("--cache-mib"));
     let fresh = !dir.exists();
     let opts = LsmOptions {
         stripes,
         sync: SyncMode::None,
-        block_cache_bytes: 256 << 20,
+        block_cache_bytes: cache_mib << 20,
         ..LsmOptions::default()
     };
     let e = LsmEngine::open(&dir, opts).expect("open");

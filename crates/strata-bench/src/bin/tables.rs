@@ -142,6 +142,7 @@ fn bench_strata(
         )
         .expect("create table");
     let n = parts * per;
+    let before_load = strata_lsm::process_written();
     let load = timed(n as u64, || {
         let mut batch = Batch::new();
         for p in 0..parts {
@@ -171,12 +172,29 @@ fn bench_strata(
     });
     // Let the LSM reach a steady state before the reads (flush the memtables, then compact),
     // so that reads do not race background compaction; reported apart from the load.
+    let loaded = strata_lsm::process_written();
     let settle = Instant::now();
     db.compact().expect("compact");
     eprintln!(
         "strata: flush + compaction after the load took {:?}",
         settle.elapsed()
     );
+    if !memory {
+        // Flush + compaction bytes of the load (background work done during it), then of
+        // the full compaction after it: SST bytes written per byte flushed.
+        let w = loaded.since(&before_load);
+        let all = strata_lsm::process_written().since(&before_load);
+        eprintln!(
+            "strata: write amplification of the load {:.2} (flushed {} MB, compacted {} MB in {} merges, moved {} MB in {} moves); with the final full compaction {:.2}",
+            w.amplification(),
+            w.flushed_bytes / 1_000_000,
+            w.compacted_bytes / 1_000_000,
+            w.compactions,
+            w.moved_bytes / 1_000_000,
+            w.moves,
+            all.amplification()
+        );
+    }
     let mut rng = Rng(7);
     let gets = 100_000.min(n * 2);
     let get = timed(gets as u64, || {

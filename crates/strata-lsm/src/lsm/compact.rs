@@ -23,6 +23,13 @@ pub struct CompactionPolicy {
     pub l0_trigger: usize,
     /// Target size of L1; each deeper level is 10 times larger.
     pub level1_bytes: u64,
+    /// Intra-L0 merges (RocksDB's): when L0 reaches `l0_trigger` files holding at most this
+    /// many bytes, and fewer bytes than the L1 files they overlap, every L0 file is merged
+    /// into one new L0 file instead of rewriting those L1 files. L1 is then rewritten only
+    /// once L0 has grown to its size, which cuts the write amplification of a stripe whose
+    /// L1 stays under its target (every flush of a table stripe spans the stripe's whole key
+    /// range, so every L0 → L1 job rewrites all of L1). 0 disables them.
+    pub intra_l0_bytes: u64,
 }
 
 impl CompactionPolicy {
@@ -31,6 +38,9 @@ impl CompactionPolicy {
         CompactionPolicy {
             l0_trigger: opts.l0_compaction_trigger,
             level1_bytes: opts.level1_bytes,
+            // At most one output file or two (a merge cuts its outputs at this size), so an
+            // intra-L0 merge of three or more files always lowers the L0 file count.
+            intra_l0_bytes: opts.sst_target_bytes,
         }
     }
 }
@@ -54,6 +64,9 @@ pub struct CompactionJob<T> {
 
 /// Picks the next compaction of one stripe, or `None` when it needs none:
 /// - L0 → L1 when L0 has `l0_trigger` files: every L0 file and the L1 files they overlap;
+///   or, when that is no trivial move and L0 has 3 or more files holding at most
+///   `intra_l0_bytes` and fewer bytes than those L1 files, L0 → L0: every L0 file, merged
+///   into one new L0 file (`lower` empty, `out_level` 0);
 /// - else Ln → Ln+1 for the first level over its target size (`level1_bytes · 10^(n-1)`): the
 ///   first file of Ln after `ptrs[n]` (round-robin by key; wraps around) and the Ln+1 files
 ///   it overlaps.
@@ -67,6 +80,19 @@ pub fn pick_compaction<T: FileRef>(
         let lo = upper.iter().map(|t| &t.meta().smallest).min()?.clone();
         let hi = upper.iter().map(|t| &t.meta().largest).max()?.clone();
         let lower = overlapping(&v.levels[1], &lo, &hi);
+        let l0_bytes = v.bytes(0);
+        let lower_bytes: u64 = lower.iter().map(|t| t.meta().size).sum();
+        let moves = lower.is_empty() && disjoint(&upper);
+        if !moves && upper.len() >= 3 && l0_bytes <= policy.intra_l0_bytes && l0_bytes < lower_bytes
+        {
+            return Some(CompactionJob {
+                upper,
+                upper_level: 0,
+                lower: Vec::new(),
+                out_level: 0,
+                next_ptr: None,
+            });
+        }
         return Some(CompactionJob {
             upper,
             upper_level: 0,
@@ -99,10 +125,10 @@ pub fn pick_compaction<T: FileRef>(
 }
 
 /// True when no two of `files` share a key (their ranges are disjoint).
-fn disjoint(files: &[Arc<Table>]) -> bool {
+pub fn disjoint<T: FileRef>(files: &[T]) -> bool {
     let mut r: Vec<(&[u8], &[u8])> = files
         .iter()
-        .map(|t| (t.meta.smallest.as_slice(), t.meta.largest.as_slice()))
+        .map(|t| (t.meta().smallest.as_slice(), t.meta().largest.as_slice()))
         .collect();
     r.sort_unstable();
     r.windows(2).all(|w| w[0].1 < w[1].0)
@@ -151,7 +177,7 @@ impl Inner {
         v: &StripeVersion,
         job: CompactionJob<Arc<Table>>,
     ) -> Result<()> {
-        if job.lower.is_empty() && disjoint(&job.upper) {
+        if job.lower.is_empty() && job.out_level > job.upper_level && disjoint(&job.upper) {
             return self.move_down(m, s, job.upper, job.upper_level, job.out_level);
         }
         let bottom = (job.out_level + 1..LEVELS).all(|l| v.levels[l].is_empty());
@@ -198,6 +224,8 @@ impl Inner {
             meta: t.meta.clone(),
         }));
         m.log_and_apply(edits)?;
+        self.written
+            .moved(files.iter().map(|t| t.meta.size).sum::<u64>());
         {
             let mut st = write(&self.state);
             let mut nv = (*st.versions[s]).clone();
@@ -246,6 +274,11 @@ impl Inner {
         }
         edits.push(Edit::NextFile(self.next_file.load(Ordering::SeqCst)));
         m.log_and_apply(edits)?;
+        self.written.compacted(
+            removed.iter().map(|(_, t)| t.meta.size).sum(),
+            outputs.iter().map(|t| t.meta.size).sum(),
+            out_level == 0,
+        );
         {
             let mut st = write(&self.state);
             let mut nv = (*st.versions[s]).clone();
@@ -363,6 +396,7 @@ mod tests {
     const POLICY: CompactionPolicy = CompactionPolicy {
         l0_trigger: 4,
         level1_bytes: 100,
+        intra_l0_bytes: 0,
     };
 
     fn ids(files: &[FileMeta]) -> Vec<u64> {

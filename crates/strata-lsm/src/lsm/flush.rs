@@ -118,6 +118,7 @@ impl Inner {
         let mut w = SstWriter::create(self.fs.as_ref(), &path, id, self.opts.block_bytes)?;
         mem.for_each_newest(|k, v| w.add(k, v))?;
         let (meta, file) = w.finish_unsynced()?;
+        self.written.flushed(meta.size);
         let t = Arc::new(Table::open(
             Arc::clone(&self.fs),
             &path,

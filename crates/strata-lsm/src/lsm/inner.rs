@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, RwLock};
 
-use super::maint::Maint;
+use super::maint::{Maint, WriteCounters};
 use super::version::StripeVersion;
 use crate::engine::KeyRange;
 use crate::error::{Error, Result};
@@ -121,6 +121,8 @@ pub(super) struct Inner {
     pub l0_max: AtomicUsize,
     /// The next unused file number.
     pub next_file: AtomicU64,
+    /// Bytes written by flushes and compactions.
+    pub written: WriteCounters,
     /// The manifest and compaction state; `None` once closed.
     pub maint: Mutex<Option<Maint>>,
     pub work: Mutex<Work>,

@@ -52,6 +52,7 @@ use crate::wal;
 
 pub use compact::{pick_compaction, CompactionJob, CompactionPolicy};
 use inner::Inner;
+pub use maint::{process_written, Written};
 pub(crate) use recover::resolve_partitioner;
 pub use version::{FileRef, Levels, StripeVersion};
 
@@ -78,6 +79,16 @@ pub struct Stats {
     pub wal_bytes: u64,
     /// Last sequence number.
     pub last_seq: u64,
+    /// The most L0 files one stripe has (a point read may probe each of them).
+    pub max_l0_files: usize,
+    /// The most sorted runs one stripe has (its L0 files plus its non-empty deeper levels):
+    /// the files a point read of a missing key may probe.
+    pub max_sorted_runs: usize,
+    /// Sorted runs of all stripes together (divide by `stripes` for the mean).
+    pub total_sorted_runs: usize,
+    /// Bytes written by flushes and compactions since the engine was opened; write
+    /// amplification is [`Written::amplification`].
+    pub written: Written,
 }
 
 /// What [`LsmEngine::verify`] checked.
@@ -169,9 +180,14 @@ impl LsmEngine {
                 frozen + i.active_bytes.load(Ordering::SeqCst)
             },
             last_seq: lock(&i.commit).last_seq,
+            written: i.written.snapshot(),
             ..Stats::default()
         };
         for v in versions {
+            let runs = v.levels[0].len() + v.levels[1..].iter().filter(|l| !l.is_empty()).count();
+            s.max_l0_files = s.max_l0_files.max(v.levels[0].len());
+            s.max_sorted_runs = s.max_sorted_runs.max(runs);
+            s.total_sorted_runs += runs;
             for (l, files) in v.levels.iter().enumerate() {
                 s.files_per_level[l] += files.len();
                 let b: u64 = files.iter().map(|t| t.meta.size).sum();

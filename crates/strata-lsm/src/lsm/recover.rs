@@ -393,6 +393,7 @@ fn new_inner(n: NewInner) -> Inner {
         has_frozen: AtomicBool::new(false),
         l0_max: AtomicUsize::new(0),
         next_file: AtomicU64::new(n.next_file),
+        written: Default::default(),
         maint: Mutex::new(None),
         work: Mutex::new(Work::default()),
         work_cv: Condvar::new(),

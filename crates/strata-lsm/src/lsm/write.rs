@@ -20,6 +20,13 @@ impl Inner {
     /// Applies a batch: checks its conditions, appends it to the WAL, inserts it into the
     /// memtables and (with [`SyncMode::Always`]) waits until it is durable.
     pub fn write(&self, batch: WriteBatch, sync: SyncMode) -> Result<()> {
+        let r = self.write_batch(&batch, sync);
+        crate::engine::recycle_ops(batch.ops);
+        r
+    }
+
+    /// [`Inner::write`] of a borrowed batch.
+    fn write_batch(&self, batch: &WriteBatch, sync: SyncMode) -> Result<()> {
         self.check_writable()?;
         if batch.is_empty() {
             return Ok(());

@@ -326,9 +326,10 @@ impl Table {
 
     /// Reads `len` bytes + CRC at `off` and verifies them.
     fn read_checked(file: &dyn ReadableFile, path: &Path, off: u64, len: u32) -> Result<Vec<u8>> {
-        let mut buf = vec![0u8; len as usize + 4];
-        // The path is copied into the error only on failure (not per block read).
-        file.read_at(&mut buf, off)
+        // Read into uninitialised capacity (no zeroing pass per block read); the path is
+        // copied into the error only on failure (not per block read).
+        let mut buf = file
+            .read_vec_at(len as usize + 4, off)
             .map_err(|e| Error::io(path)(e))?;
         check_crc(&buf, path, off)?;
         buf.truncate(len as usize);

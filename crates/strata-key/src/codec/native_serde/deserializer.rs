@@ -100,7 +100,11 @@ impl<'de> KeyDeserializer<'de> {
         let Some(&raw) = self.r_bytes().get(at) else {
             return Err(self.int_error());
         };
-        let mask = if self.level >= 2 {
+        // One level test: a nested element keeps the mask of its top-level element; a
+        // top-level one takes it from its tag and leaves none set (an `Option` may have set
+        // it), both without a second look at the level.
+        let nested = self.level >= 2;
+        let mask = if nested {
             self.r.mask
         } else {
             ((raw as i8) >> 7) as u8
@@ -111,8 +115,8 @@ impl<'de> KeyDeserializer<'de> {
         }
         self.r.pos = at + 1;
         let v = self.r.int_after_tag_masked(tag, at, mask)?;
-        // As after every top-level element: no mask is left set (an `Option` may have set it).
-        self.end_element();
+        // `mask` is the reader's mask where nested, 0 only ever set at the top level.
+        self.r.mask = mask & (nested as u8).wrapping_neg();
         Ok(v)
     }
 
