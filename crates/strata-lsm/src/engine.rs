@@ -183,15 +183,7 @@ pub(crate) fn recycle_ops(mut ops: Vec<Op>) {
     if ops.capacity() == 0 || ops.capacity() > SPARE_OPS_MAX {
         return;
     }
-    // `try_with`: during thread teardown the list is simply freed.
-    let _ = SPARE_OPS.try_with(|s| {
-        let old = s.take();
-        s.set(if old.capacity() >= ops.capacity() {
-            old
-        } else {
-            ops
-        });
-    });
+    crate::spare::keep_larger(&SPARE_OPS, ops);
 }
 
 /// How large one atomic [`WriteBatch`] may be on an engine. Callers that split non-atomic work

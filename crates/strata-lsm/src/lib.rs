@@ -20,6 +20,7 @@ pub mod options;
 pub mod partition;
 pub mod record;
 pub mod repair;
+mod spare;
 pub mod sst;
 mod sync;
 pub mod wal;

@@ -332,6 +332,22 @@ mod tests {
         assert_eq!(partitioner().stripe(&k, 256), 0xab);
     }
 
+    /// Key field `f{i}` of `v`'s kind (a NULL value: an integer field), in the given order.
+    fn key_field(i: usize, v: &Value, desc: bool, last: bool) -> crate::schema::KeyField {
+        let kind = match v.kind() {
+            strata_key::Kind::Null => strata_key::Kind::Int,
+            k => k,
+        };
+        let mut f = crate::schema::KeyField::new(format!("f{i}"), kind);
+        if desc {
+            f = f.desc();
+        }
+        if last {
+            f = f.nulls_last();
+        }
+        f
+    }
+
     proptest::proptest! {
         /// A Query's partition prefix, built with the partition encoded once, is the hash and
         /// key prefix of the two separate encodings (any values, orders and table id).
@@ -343,24 +359,10 @@ mod tests {
             ),
             id in 1u64..100_000,
         ) {
-            use crate::schema::KeyField;
-            use strata_key::Kind;
             let fields = part
                 .iter()
                 .enumerate()
-                .map(|(i, (v, (desc, last)))| {
-                    let mut f = KeyField::new(format!("p{i}"), v.kind());
-                    if v.kind() == Kind::Null {
-                        f = KeyField::new(format!("p{i}"), Kind::Int);
-                    }
-                    if *desc {
-                        f = f.desc();
-                    }
-                    if *last {
-                        f = f.nulls_last();
-                    }
-                    f
-                })
+                .map(|(i, (v, (desc, last)))| key_field(i, v, *desc, *last))
                 .collect();
             let layout = KeyLayout::new(&TableSchema::new("t", fields), id);
             let values: Vec<Value> = part.into_iter().map(|(v, _)| v).collect();
@@ -386,23 +388,11 @@ mod tests {
             n_part in 1usize..3,
             id in 1u64..100_000,
         ) {
-            use crate::schema::KeyField;
-            use strata_key::Kind;
             let n_part = n_part.min(fields.len());
-            let defs: Vec<KeyField> = fields
+            let defs: Vec<crate::schema::KeyField> = fields
                 .iter()
                 .enumerate()
-                .map(|(i, (v, (desc, last)))| {
-                    let kind = if v.kind() == Kind::Null { Kind::Int } else { v.kind() };
-                    let mut f = KeyField::new(format!("f{i}"), kind);
-                    if *desc {
-                        f = f.desc();
-                    }
-                    if *last {
-                        f = f.nulls_last();
-                    }
-                    f
-                })
+                .map(|(i, (v, (desc, last)))| key_field(i, v, *desc, *last))
                 .collect();
             let schema = TableSchema::new("t", defs[..n_part].to_vec())
                 .with_sort(defs[n_part..].to_vec());

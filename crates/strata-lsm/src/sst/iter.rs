@@ -45,14 +45,7 @@ fn give_spare(buf: Vec<u8>) {
     if buf.capacity() == 0 {
         return;
     }
-    let _ = SPARE.try_with(|s| {
-        let kept = s.take();
-        s.set(if kept.capacity() >= buf.capacity() {
-            kept
-        } else {
-            buf
-        });
-    });
+    crate::spare::keep_larger(&SPARE, buf);
 }
 
 /// A seekable iterator over one SST.
