@@ -66,7 +66,7 @@ fn batch_ops(round: u64, batch: u64) -> Vec<(Vec<u8>, Option<Vec<u8>>)> {
         let v = format!("v{round}-{batch}-{slot}-").repeat(1 + (x % 5) as usize);
         ops.push((format!("k{x:05}").into_bytes(), Some(v.into_bytes())));
     }
-    if h % 3 == 0 {
+    if h.is_multiple_of(3) {
         let x = mix(h ^ 0xdead) % SHARED;
         ops.push((format!("k{x:05}").into_bytes(), None));
     }
@@ -104,7 +104,7 @@ fn crash_child() {
         }
         e.write(b).expect("write");
         println!("acked {}", batch + 1);
-        if batch % 16 == 0 {
+        if batch.is_multiple_of(16) {
             let w = e.stats().expect("stats").written;
             println!(
                 "maint {} {} {} {}",
