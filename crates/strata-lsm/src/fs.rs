@@ -60,7 +60,9 @@ pub trait ReadableFile: Send + Sync {
     ///
     /// Only for files that are never written or truncated again (finished SSTs): truncating
     /// a mapped file under a reader makes the reader's next access to the lost pages fault
-    /// (`SIGBUS`). Removing (unlinking) the file is safe: the mapping keeps its pages.
+    /// (`SIGBUS`), and so does a device error while the kernel reads a mapped page in (where
+    /// `pread` would return `EIO`). Removing (unlinking) the file is safe: the mapping keeps
+    /// its pages.
     fn map(&self) -> Option<Arc<dyn ReadableFile>> {
         None
     }
@@ -145,7 +147,7 @@ impl ReadableFile for RealReadable {
         }
         // SAFETY: the mapping is read-only (`PROT_READ`, shared). The caller promises
         // (trait contract) that the file is never written or truncated again: the engine maps
-        // only finished, synced SSTs, which it never modifies and only unlinks (the mapping
+        // only finished SSTs (every byte written), which it never modifies and only unlinks (the mapping
         // keeps its pages). Reads copy bytes out of the mapping and check them (CRC) before
         // use, so even bytes changed by another process are data, never trusted as valid.
         let map = unsafe { memmap2::Mmap::map(&self.file) }.ok()?;
