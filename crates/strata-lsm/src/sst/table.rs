@@ -351,7 +351,15 @@ impl Table {
         Ok(d)
     }
 
-    /// Opens an SST.
+    /// Reads single blocks (point reads, seeks) through a memory map of the file when `on` and
+    /// the file system maps it ([`crate::fs::ReadableFile::map`]; see
+    /// [`crate::LsmOptions::mmap_reads`] for the trade-off). [`Table::open`] does not map.
+    pub fn with_mapped_reads(mut self, on: bool) -> Table {
+        self.mapped = if on { self.file.map() } else { None };
+        self
+    }
+
+    /// Opens an SST (every read through `pread`; see [`Table::with_mapped_reads`]).
     pub fn open(
         fs: Arc<dyn Fs>,
         path: &Path,
@@ -393,7 +401,7 @@ impl Table {
         Ok(Table {
             meta,
             path: path.to_path_buf(),
-            mapped: file.map(),
+            mapped: None,
             file,
             cache,
             index: FlatIndex::new(&index),
@@ -661,7 +669,8 @@ mod writer_tests {
         let m: Model = (0u32..400)
             .map(|i| (i.to_be_bytes().to_vec(), Some(vec![b'v'; 20])))
             .collect();
-        let t = crate::sst::iter::testing::table_with_cache(dir.path(), 1, &m, 64, 0);
+        let t = crate::sst::iter::testing::table_with_cache(dir.path(), 1, &m, 64, 0)
+            .with_mapped_reads(true);
         assert!(t.mapped.is_some(), "a real SST is mapped");
         assert!(t.block_count() > 8);
         let (off, _) = t.index().handle(5);
