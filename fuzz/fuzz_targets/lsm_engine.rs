@@ -86,6 +86,8 @@ fn options(fs: &Arc<FaultFs>, stripes: u32, partitioned: bool) -> LsmOptions {
         l0_stop_trigger: 6,
         level1_bytes: 1024,
         background: false,
+        // FaultFs never maps its files; the option only has to be set.
+        mmap_reads: true,
         fs: Some(Arc::clone(fs) as Arc<dyn Fs>),
     }
 }

@@ -29,6 +29,8 @@ fn options(background: bool, partitioner: Option<Partitioner>) -> LsmOptions {
         l0_stop_trigger: 6,
         level1_bytes: 600,
         background,
+        // Both read paths: mapped blocks with background maintenance, pread without.
+        mmap_reads: background,
         fs: None,
     }
 }

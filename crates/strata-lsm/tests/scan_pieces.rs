@@ -28,6 +28,7 @@ fn options() -> LsmOptions {
         l0_stop_trigger: 16,
         level1_bytes: 600,
         background: false,
+        mmap_reads: true,
         fs: None,
     }
 }

@@ -669,7 +669,10 @@ mod writer_tests {
         let m: Model = (0u32..400)
             .map(|i| (i.to_be_bytes().to_vec(), Some(vec![b'v'; 20])))
             .collect();
-        let t = crate::sst::iter::testing::table_with_cache(dir.path(), 1, &m, 64, 0)
+        let t = crate::sst::iter::testing::table_with_cache(dir.path(), 1, &m, 64, 0);
+        let t = std::sync::Arc::try_unwrap(t)
+            .ok()
+            .expect("one owner")
             .with_mapped_reads(true);
         assert!(t.mapped.is_some(), "a real SST is mapped");
         assert!(t.block_count() > 8);
