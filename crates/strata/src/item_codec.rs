@@ -203,6 +203,16 @@ pub fn decode_item(bytes: &[u8]) -> Result<Item, Error> {
     Ok(item)
 }
 
+/// Whether `a < b` in byte order, for attribute names: a byte loop, as names are short
+/// (shorter than a `memcmp` call's own set-up).
+#[inline]
+pub(crate) fn strictly_before(a: &[u8], b: &[u8]) -> bool {
+    match a.iter().zip(b).find(|(x, y)| x != y) {
+        Some((x, y)) => x < y,
+        None => a.len() < b.len(),
+    }
+}
+
 /// `raw` as text when it is UTF-8. Names and most texts are ASCII: checked a word at a time,
 /// without the general validator's set-up.
 #[inline]
@@ -352,7 +362,7 @@ impl<'a> Reader<'a> {
             let name = utf8(raw)
                 .ok_or(())
                 .map_err(|_| self.err_at(at, "attribute name is not UTF-8"))?;
-            if last.is_some_and(|l| l >= raw) {
+            if last.is_some_and(|l| !strictly_before(l, raw)) {
                 return Err(self.err_at(at, format!("attribute {name:?} out of order or repeated")));
             }
             last = Some(raw);

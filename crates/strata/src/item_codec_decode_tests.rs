@@ -154,3 +154,14 @@ fn scalar_arm_errors_match_the_reference() {
         assert_eq!(fast, slow, "{bytes:?}");
     }
 }
+
+proptest::proptest! {
+    #[test]
+    fn name_order_is_byte_order(
+        a in proptest::collection::vec(any::<u8>(), 0..6),
+        b in proptest::collection::vec(any::<u8>(), 0..6),
+    ) {
+        prop_assert_eq!(crate::item_codec::strictly_before(&a, &b), a < b);
+        prop_assert!(!crate::item_codec::strictly_before(&a, &a));
+    }
+}
