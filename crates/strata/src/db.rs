@@ -27,6 +27,11 @@ pub struct DbOptions {
     pub block_cache_bytes: usize,
     /// Memory budget of all memtables together, in bytes. Default 64 MiB.
     pub memtable_budget_bytes: usize,
+    /// Point reads that miss the block cache copy their block from a memory map of the SST
+    /// instead of making a system call. Default `true`; see
+    /// [`strata_lsm::LsmOptions::mmap_reads`] for the trade-off (a failing disk or a
+    /// truncated file kills the process with `SIGBUS` instead of failing the read).
+    pub mmap_reads: bool,
 }
 
 impl Default for DbOptions {
@@ -36,6 +41,7 @@ impl Default for DbOptions {
             sync: true,
             block_cache_bytes: 64 << 20,
             memtable_budget_bytes: 64 << 20,
+            mmap_reads: true,
         }
     }
 }

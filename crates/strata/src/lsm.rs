@@ -20,6 +20,7 @@ fn lsm_options(options: &DbOptions, partitioner: Partitioner) -> LsmOptions {
         partitioner: Some(partitioner),
         block_cache_bytes: options.block_cache_bytes,
         memtable_budget_bytes: options.memtable_budget_bytes,
+        mmap_reads: options.mmap_reads,
         ..LsmOptions::default()
     }
 }

@@ -315,12 +315,10 @@ impl Inner {
         let finish = |w: SstWriter, outputs: &mut Vec<Arc<Table>>| -> Result<()> {
             let meta = w.finish()?;
             let path = self.dir.join(sst_name(stripe, meta.id));
-            outputs.push(Arc::new(Table::open(
-                Arc::clone(&self.fs),
-                &path,
-                meta,
-                Arc::clone(&self.cache),
-            )?));
+            outputs.push(Arc::new(
+                Table::open(Arc::clone(&self.fs), &path, meta, Arc::clone(&self.cache))?
+                    .with_mapped_reads(self.opts.mmap_reads),
+            ));
             Ok(())
         };
         while let Some((k, v)) = merge.next_entry()? {

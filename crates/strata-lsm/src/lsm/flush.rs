@@ -119,12 +119,10 @@ impl Inner {
         mem.for_each_newest(|k, v| w.add(k, v))?;
         let (meta, file) = w.finish_unsynced()?;
         self.written.flushed(meta.size);
-        let t = Arc::new(Table::open(
-            Arc::clone(&self.fs),
-            &path,
-            meta,
-            Arc::clone(&self.cache),
-        )?);
+        let t = Arc::new(
+            Table::open(Arc::clone(&self.fs), &path, meta, Arc::clone(&self.cache))?
+                .with_mapped_reads(self.opts.mmap_reads),
+        );
         Ok(Some((t, (path, file))))
     }
 }

@@ -82,7 +82,7 @@ pub(super) fn open(path: &Path, options: LsmOptions, mode: Mode) -> Result<Inner
     )?;
     mstate.partitioner = Some(partitioner.name());
     let cache = Arc::new(BlockCache::new(options.block_cache_bytes));
-    let versions = open_tables(&fs, &dir, &mstate, &names, &cache)?;
+    let versions = open_tables(&fs, &dir, &mstate, &names, &cache, options.mmap_reads)?;
     let inner = new_inner(NewInner {
         dir,
         fs,
@@ -316,6 +316,7 @@ fn open_tables(
     mstate: &ManifestState,
     names: &[String],
     cache: &Arc<BlockCache>,
+    mmap_reads: bool,
 ) -> Result<Vec<StripeVersion>> {
     let stripes = mstate.stripes;
     let mut versions: Vec<StripeVersion> = (0..stripes).map(|_| StripeVersion::default()).collect();
@@ -336,7 +337,8 @@ fn open_tables(
                 "SST listed in the manifest is missing",
             ));
         }
-        let t = Table::open(Arc::clone(fs), &p, meta.clone(), Arc::clone(cache))?;
+        let t = Table::open(Arc::clone(fs), &p, meta.clone(), Arc::clone(cache))?
+            .with_mapped_reads(mmap_reads);
         if t.meta.size != meta.size {
             return Err(Error::corruption(
                 p,

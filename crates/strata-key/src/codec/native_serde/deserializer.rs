@@ -1,4 +1,12 @@
 //! The deserializer: native key bytes to serde values.
+//!
+//! The nesting level of the element being read is a type parameter ([`Root`], [`Top`] or
+//! [`Nested`] in [`De`]), so the per-element questions "does this element take its direction
+//! from its first byte, and may its NULL be nulls-last?" are answered at compile time. Only the
+//! depth of open tuples (for [`MAX_DEPTH`]) is counted at run time, where a compound opens or
+//! closes.
+
+use std::marker::PhantomData;
 
 use super::*;
 
@@ -6,37 +14,69 @@ use super::*;
 // Deserializer
 // ---------------------------------------------------------------------------------------------
 
-/// Levels as in the serializer: 0 = root, 1 = top-level element, ≥ 2 = nested.
+/// The decoding state of one key: the reader and the depth of open compounds, as in the
+/// serializer (0 = root, 1 = inside the root's compound, ≥ 2 = inside nested tuples).
 pub(super) struct KeyDeserializer<'de> {
     pub(super) r: Reader<'de>,
     pub(super) level: usize,
 }
 
-impl<'de> KeyDeserializer<'de> {
-    /// At the root or between top-level elements: set the complement mask from the element's
-    /// first byte. Returns the element's tag (relative).
-    #[inline]
-    fn begin_element(&mut self) -> Result<u8> {
-        if self.level >= 2 {
-            return self.peek_tag();
+/// A nesting level known at compile time.
+pub(super) trait Level {
+    /// 0 = the root value, 1 = a top-level element, 2 = an element inside a nested tuple.
+    const L: u8;
+    /// The level of the elements of a compound read at this level.
+    type Child: Level;
+}
+
+/// The root value (a compound here is flattened into top-level elements).
+pub(super) enum Root {}
+/// A top-level element: its direction comes from its first byte.
+pub(super) enum Top {}
+/// An element inside a nested tuple: it keeps its top-level element's direction.
+pub(super) enum Nested {}
+
+impl Level for Root {
+    const L: u8 = 0;
+    type Child = Top;
+}
+impl Level for Top {
+    const L: u8 = 1;
+    type Child = Nested;
+}
+impl Level for Nested {
+    const L: u8 = 2;
+    type Child = Nested;
+}
+
+/// The serde deserializer for one value at level `L` of a key.
+pub(super) struct De<'a, 'de, L: Level> {
+    d: &'a mut KeyDeserializer<'de>,
+    _level: PhantomData<fn() -> L>,
+}
+
+impl<'a, 'de, L: Level> De<'a, 'de, L> {
+    #[inline(always)]
+    pub(super) fn new(d: &'a mut KeyDeserializer<'de>) -> Self {
+        De {
+            d,
+            _level: PhantomData,
         }
-        let Some(&raw) = self.r_bytes().get(self.r.pos) else {
-            return Err(self.bad_start());
-        };
-        self.r.mask = match raw {
-            0x02..=0x7f => 0,
-            0x80..=0xfd => 0xff,
-            _ => return Err(self.bad_start()),
-        };
-        Ok(raw ^ self.r.mask)
     }
 
+    /// True for a nested element (level ≥ 2): a compile-time constant.
+    const NESTED: bool = L::L >= 2;
+}
+
+/// The cold error paths take the shared state, not a [`De`], so that a `De` never has its
+/// address taken and stays in a register.
+impl<'de> KeyDeserializer<'de> {
     /// The error for a top-level element that is missing or starts with `00`, `01`, `fe` or
     /// `ff`.
     #[cold]
     #[inline(never)]
     fn bad_start(&self) -> KeySerdeError {
-        match self.r_bytes().get(self.r.pos) {
+        match self.r.bytes().get(self.r.pos) {
             None => self.r.err(self.r.pos, "unexpected end of key").into(),
             Some(raw) => self
                 .r
@@ -69,24 +109,50 @@ impl<'de> KeyDeserializer<'de> {
             .into()
     }
 
+    /// The error for an element at the cursor, read at level `L`, that is not an integer (or
+    /// is missing).
+    #[cold]
+    #[inline(never)]
+    fn int_error<L: Level>(&mut self) -> KeySerdeError {
+        match De::<L>::new(self).begin_element() {
+            Err(e) => e,
+            Ok(tag) => self.wrong_tag("an integer", tag),
+        }
+    }
+}
+
+impl<'de, L: Level> De<'_, 'de, L> {
+    /// At the root or between top-level elements: set the complement mask from the element's
+    /// first byte. Returns the element's tag (relative).
     #[inline]
-    fn r_bytes(&self) -> &'de [u8] {
-        self.r.bytes()
+    fn begin_element(&mut self) -> Result<u8> {
+        if Self::NESTED {
+            return self.peek_tag();
+        }
+        let Some(&raw) = self.d.r.bytes().get(self.d.r.pos) else {
+            return Err(self.d.bad_start());
+        };
+        self.d.r.mask = match raw {
+            0x02..=0x7f => 0,
+            0x80..=0xfd => 0xff,
+            _ => return Err(self.d.bad_start()),
+        };
+        Ok(raw ^ self.d.r.mask)
     }
 
     #[inline]
     fn peek_tag(&self) -> Result<u8> {
-        match self.r_bytes().get(self.r.pos) {
-            Some(b) => Ok(b ^ self.r.mask),
-            None => Err(self.r.err(self.r.pos, "unexpected end of key").into()),
+        match self.d.r.bytes().get(self.d.r.pos) {
+            Some(b) => Ok(b ^ self.d.r.mask),
+            None => Err(self.d.r.err(self.d.r.pos, "unexpected end of key").into()),
         }
     }
 
     /// After a scalar element at the top level, clear the mask.
     #[inline]
     fn end_element(&mut self) {
-        if self.level < 2 {
-            self.r.mask = 0;
+        if !Self::NESTED {
+            self.d.r.mask = 0;
         }
     }
 
@@ -96,38 +162,28 @@ impl<'de> KeyDeserializer<'de> {
     /// integers, so one range check covers both.
     #[inline(always)]
     fn int(&mut self) -> Result<i128> {
-        let at = self.r.pos;
-        let Some(&raw) = self.r_bytes().get(at) else {
-            return Err(self.int_error());
+        let at = self.d.r.pos;
+        let Some(&raw) = self.d.r.bytes().get(at) else {
+            return Err(self.d.int_error::<L>());
         };
-        // One level test: a nested element keeps the mask of its top-level element; a
-        // top-level one takes it from its tag and leaves none set (an `Option` may have set
-        // it), both without a second look at the level.
-        let nested = self.level >= 2;
+        // A nested element keeps the mask of its top-level element; a top-level one takes it
+        // from its tag and leaves none set (an `Option` may have set it). The level is known
+        // at compile time.
+        let nested = Self::NESTED;
         let mask = if nested {
-            self.r.mask
+            self.d.r.mask
         } else {
             ((raw as i8) >> 7) as u8
         };
         let tag = raw ^ mask;
         if tag.wrapping_sub(TAG_INT_MIN) > TAG_INT_MAX - TAG_INT_MIN {
-            return Err(self.int_error());
+            return Err(self.d.int_error::<L>());
         }
-        self.r.pos = at + 1;
-        let v = self.r.int_after_tag_masked(tag, at, mask)?;
+        self.d.r.pos = at + 1;
+        let v = self.d.r.int_after_tag_masked(tag, at, mask)?;
         // `mask` is the reader's mask where nested, 0 only ever set at the top level.
-        self.r.mask = mask & (nested as u8).wrapping_neg();
+        self.d.r.mask = mask & (nested as u8).wrapping_neg();
         Ok(v)
-    }
-
-    /// The error for an element at the cursor that is not an integer (or is missing).
-    #[cold]
-    #[inline(never)]
-    fn int_error(&mut self) -> KeySerdeError {
-        match self.begin_element() {
-            Err(e) => e,
-            Ok(tag) => self.wrong_tag("an integer", tag),
-        }
     }
 
     #[inline]
@@ -135,15 +191,16 @@ impl<'de> KeyDeserializer<'de> {
         let tag = self.begin_element()?;
         if tag != TAG_DECIMAL {
             return Err(self
+                .d
                 .r
                 .err(
-                    self.r.pos,
+                    self.d.r.pos,
                     format!("expected a decimal, found tag 0x{tag:02x}"),
                 )
                 .into());
         }
-        self.r.pos += 1;
-        let d = self.r.decimal_after_tag()?;
+        self.d.r.pos += 1;
+        let d = self.d.r.decimal_after_tag()?;
         self.end_element();
         Ok(d)
     }
@@ -154,9 +211,9 @@ impl<'de> KeyDeserializer<'de> {
         let tag = self.begin_element()?;
         if tag != want {
             let what = if want == TAG_TEXT { "text" } else { "bytes" };
-            return Err(self.wrong_tag(what, tag));
+            return Err(self.d.wrong_tag(what, tag));
         }
-        self.r.pos += 1;
+        self.d.r.pos += 1;
         Ok(())
     }
 
@@ -164,8 +221,8 @@ impl<'de> KeyDeserializer<'de> {
     #[inline]
     fn text(&mut self) -> Result<String> {
         self.string_tag(TAG_TEXT)?;
-        let at = self.r.pos;
-        let (buf, ascii) = self.r.escaped_vec()?;
+        let at = self.d.r.pos;
+        let (buf, ascii) = self.d.r.escaped_vec()?;
         self.end_element();
         if ascii {
             // SAFETY: `escaped_vec` reports `ascii` only when every byte of `buf` is below
@@ -175,119 +232,153 @@ impl<'de> KeyDeserializer<'de> {
             return Ok(unsafe { String::from_utf8_unchecked(buf) });
         }
         String::from_utf8(buf).map_err(|e| {
-            self.r
+            self.d
+                .r
                 .err(at, format!("text is not valid UTF-8: {}", e.utf8_error()))
                 .into()
         })
     }
 
-    /// Opens a compound: the root's members are the top-level elements; below, a nested tuple.
-    #[inline]
-    fn open(&mut self) -> Result<SeqKind> {
-        if self.level == 0 {
-            self.level = 1;
-            return Ok(SeqKind::Top);
+    /// Opens a compound at this level: at the root its members are the top-level elements
+    /// (read at [`Top`]); below, a nested tuple (members at [`Nested`]). The depth is counted
+    /// for [`MAX_DEPTH`].
+    #[inline(always)]
+    fn open(&mut self) -> Result<()> {
+        if L::L == 0 {
+            self.d.level = 1;
+            return Ok(());
         }
         let tag = self.begin_element()?;
         if tag != TAG_TUPLE {
             return Err(self
+                .d
                 .r
                 .err(
-                    self.r.pos,
+                    self.d.r.pos,
                     format!("expected a tuple, found tag 0x{tag:02x}"),
                 )
                 .into());
         }
-        if self.level > MAX_DEPTH {
-            return Err(self.r.err(self.r.pos, "tuples nested too deep").into());
+        if self.d.level > MAX_DEPTH {
+            return Err(self.d.r.err(self.d.r.pos, "tuples nested too deep").into());
         }
-        self.r.pos += 1;
-        let kind = if self.level == 1 {
-            SeqKind::TopNested
-        } else {
-            SeqKind::Nested
-        };
-        self.level += 1;
-        Ok(kind)
+        self.d.r.pos += 1;
+        self.d.level += 1;
+        Ok(())
     }
 
-    #[inline]
-    fn close(&mut self, kind: SeqKind) -> Result<()> {
-        match kind {
-            SeqKind::Top => {
-                self.level = 0;
-                Ok(())
-            }
-            SeqKind::TopNested | SeqKind::Nested => {
-                let at = self.r.pos;
-                match self.r.byte() {
-                    Ok(TAG_END) => {}
-                    Ok(_) => {
-                        return Err(self
-                            .r
-                            .err(at, "more elements in the tuple than the type has")
-                            .into())
-                    }
-                    Err(e) => return Err(e.into()),
-                }
-                self.level -= 1;
-                if matches!(kind, SeqKind::TopNested) {
-                    self.r.mask = 0;
-                }
-                Ok(())
-            }
+    /// Closes a compound that [`De::open`] opened at this level.
+    #[inline(always)]
+    fn close(&mut self) -> Result<()> {
+        if L::L == 0 {
+            self.d.level = 0;
+            return Ok(());
         }
+        let at = self.d.r.pos;
+        match self.d.r.byte() {
+            Ok(TAG_END) => {}
+            Ok(_) => {
+                return Err(self
+                    .d
+                    .r
+                    .err(at, "more elements in the tuple than the type has")
+                    .into())
+            }
+            Err(e) => return Err(e.into()),
+        }
+        self.d.level -= 1;
+        if !Self::NESTED {
+            // A top-level tuple is over: its direction is too.
+            self.d.r.mask = 0;
+        }
+        Ok(())
     }
 
-    #[inline]
+    #[inline(always)]
     fn with_seq<V: Visitor<'de>>(&mut self, visitor: V) -> Result<V::Value> {
-        let kind = self.open()?;
-        let v = visitor.visit_seq(Seq { d: self, kind })?;
-        self.close(kind)?;
+        if L::L == 0 {
+            // The root's compound cannot fail to open or close: the members' result is
+            // returned as it is (no move through a `?`).
+            self.d.level = 1;
+            let v = visitor.visit_seq(Seq::<L> {
+                d: &mut *self.d,
+                _level: PhantomData,
+            });
+            self.d.level = 0;
+            return v;
+        }
+        self.open()?;
+        let v = visitor.visit_seq(Seq::<L> {
+            d: &mut *self.d,
+            _level: PhantomData,
+        })?;
+        self.close()?;
         Ok(v)
     }
 }
 
-#[derive(Clone, Copy)]
-enum SeqKind {
-    Top,
-    TopNested,
-    Nested,
-}
-
-struct Seq<'a, 'de> {
+/// The members of a compound opened at level `P` (read at `P::Child`).
+struct Seq<'a, 'de, P: Level> {
     d: &'a mut KeyDeserializer<'de>,
-    kind: SeqKind,
+    _level: PhantomData<fn() -> P>,
 }
 
-impl<'de> SeqAccess<'de> for Seq<'_, 'de> {
+impl<'de, P: Level> SeqAccess<'de> for Seq<'_, 'de, P> {
     type Error = KeySerdeError;
-    #[inline]
+    #[inline(always)]
     fn next_element_seed<T: DeserializeSeed<'de>>(&mut self, seed: T) -> Result<Option<T::Value>> {
-        let more = match self.kind {
-            SeqKind::Top => !self.d.r.at_end(),
-            _ => self.d.peek_tag()? != TAG_END,
+        let more = if P::L == 0 {
+            !self.d.r.at_end()
+        } else {
+            De::<P>::new(self.d).peek_tag()? != TAG_END
         };
         if more {
-            seed.deserialize(&mut *self.d).map(Some)
+            seed.deserialize(De::<P::Child>::new(self.d)).map(Some)
         } else {
             Ok(None)
         }
     }
 }
 
-struct Enum<'a, 'de> {
+/// An enum read at level `P`: its index and fields at `P::Child` inside the tuple of a data
+/// variant (`data`), or just its index at `P` (a unit variant).
+struct Enum<'a, 'de, P: Level> {
     d: &'a mut KeyDeserializer<'de>,
-    /// Open tuple of a data variant (None: a unit variant, just an integer).
-    kind: Option<SeqKind>,
+    /// A tuple was opened at `P` (a data variant, or any enum at the root).
+    data: bool,
+    _level: PhantomData<fn() -> P>,
 }
 
-impl<'a, 'de> EnumAccess<'de> for Enum<'a, 'de> {
+impl<'de, P: Level> Enum<'_, 'de, P> {
+    /// Closes the tuple of a data variant.
+    #[inline]
+    fn close(&mut self) -> Result<()> {
+        De::<P>::new(self.d).close()
+    }
+
+    /// The tuple of a data variant, or an error for a unit variant.
+    #[inline]
+    fn need_data(&self) -> Result<()> {
+        if self.data {
+            Ok(())
+        } else {
+            Err(KeySerdeError::Message(
+                "expected a variant with data".into(),
+            ))
+        }
+    }
+}
+
+impl<'a, 'de, P: Level> EnumAccess<'de> for Enum<'a, 'de, P> {
     type Error = KeySerdeError;
     type Variant = Self;
     #[inline]
     fn variant_seed<V: DeserializeSeed<'de>>(self, seed: V) -> Result<(V::Value, Self)> {
-        let idx = self.d.int()?;
+        let idx = if self.data {
+            De::<P::Child>::new(self.d).int()?
+        } else {
+            De::<P>::new(self.d).int()?
+        };
         let idx = u32::try_from(idx)
             .map_err(|_| KeySerdeError::Message(format!("variant index {idx} out of range")))?;
         let v = seed.deserialize(de::value::U32Deserializer::<KeySerdeError>::new(idx))?;
@@ -295,34 +386,31 @@ impl<'a, 'de> EnumAccess<'de> for Enum<'a, 'de> {
     }
 }
 
-impl<'de> VariantAccess<'de> for Enum<'_, 'de> {
+impl<'de, P: Level> VariantAccess<'de> for Enum<'_, 'de, P> {
     type Error = KeySerdeError;
     #[inline]
-    fn unit_variant(self) -> Result<()> {
-        match self.kind {
-            None => Ok(()),
-            Some(k) => self.d.close(k),
+    fn unit_variant(mut self) -> Result<()> {
+        if self.data {
+            self.close()
+        } else {
+            Ok(())
         }
     }
     #[inline]
-    fn newtype_variant_seed<T: DeserializeSeed<'de>>(self, seed: T) -> Result<T::Value> {
-        let kind = self
-            .kind
-            .ok_or_else(|| KeySerdeError::Message("expected a variant with data".into()))?;
-        let v = seed.deserialize(&mut *self.d)?;
-        self.d.close(kind)?;
+    fn newtype_variant_seed<T: DeserializeSeed<'de>>(mut self, seed: T) -> Result<T::Value> {
+        self.need_data()?;
+        let v = seed.deserialize(De::<P::Child>::new(self.d))?;
+        self.close()?;
         Ok(v)
     }
     #[inline]
-    fn tuple_variant<V: Visitor<'de>>(self, _len: usize, visitor: V) -> Result<V::Value> {
-        let kind = self
-            .kind
-            .ok_or_else(|| KeySerdeError::Message("expected a variant with data".into()))?;
-        let v = visitor.visit_seq(Seq {
+    fn tuple_variant<V: Visitor<'de>>(mut self, _len: usize, visitor: V) -> Result<V::Value> {
+        self.need_data()?;
+        let v = visitor.visit_seq(Seq::<P> {
             d: &mut *self.d,
-            kind,
+            _level: PhantomData,
         })?;
-        self.d.close(kind)?;
+        self.close()?;
         Ok(v)
     }
     #[inline]
@@ -339,35 +427,35 @@ macro_rules! de_int {
     ($method:ident, $visit:ident, $t:ty) => {
         #[inline]
         #[allow(irrefutable_let_patterns)] // i128 from i128
-        fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
-            let at = self.r.pos;
+        fn $method<V: Visitor<'de>>(mut self, visitor: V) -> Result<V::Value> {
+            let at = self.d.r.pos;
             let v = self.int()?;
             let Ok(v) = <$t>::try_from(v) else {
-                return Err(self.out_of_range(at, v, stringify!($t)));
+                return Err(self.d.out_of_range(at, v, stringify!($t)));
             };
             visitor.$visit(v)
         }
     };
 }
 
-impl<'de> de::Deserializer<'de> for &mut KeyDeserializer<'de> {
+impl<'de, L: Level> de::Deserializer<'de> for De<'_, 'de, L> {
     type Error = KeySerdeError;
 
     #[inline]
-    fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
-        if self.level == 0 {
+    fn deserialize_any<V: Visitor<'de>>(mut self, visitor: V) -> Result<V::Value> {
+        if L::L == 0 {
             // The root of a self-described key: a sequence of top-level elements.
             return self.with_seq(visitor);
         }
         let tag = self.begin_element()?;
         match tag {
             t if self.is_null_tag(t) => {
-                self.r.pos += 1;
+                self.d.r.pos += 1;
                 self.end_element();
                 visitor.visit_unit()
             }
             TAG_FALSE | TAG_TRUE => {
-                self.r.pos += 1;
+                self.d.r.pos += 1;
                 self.end_element();
                 visitor.visit_bool(tag == TAG_TRUE)
             }
@@ -386,8 +474,8 @@ impl<'de> de::Deserializer<'de> for &mut KeyDeserializer<'de> {
             TAG_TEXT => self.deserialize_str(visitor),
             TAG_BYTES => self.deserialize_bytes(visitor),
             TAG_UUID | TAG_UUID_HI => {
-                self.r.pos += 1;
-                let a = self.r.uuid_after_tag(tag)?;
+                self.d.r.pos += 1;
+                let a = self.d.r.uuid_after_tag(tag)?;
                 self.end_element();
                 visitor.visit_bytes(&a)
             }
@@ -397,32 +485,35 @@ impl<'de> de::Deserializer<'de> for &mut KeyDeserializer<'de> {
                 visitor.visit_string(d.to_string())
             }
             TAG_TIME => Err(self
+                .d
                 .r
                 .err(
-                    self.r.pos,
+                    self.d.r.pos,
                     "time elements cannot be read through serde; use Value",
                 )
                 .into()),
             other => Err(self
+                .d
                 .r
-                .err(self.r.pos, format!("unexpected tag 0x{other:02x}"))
+                .err(self.d.r.pos, format!("unexpected tag 0x{other:02x}"))
                 .into()),
         }
     }
 
     #[inline]
-    fn deserialize_bool<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+    fn deserialize_bool<V: Visitor<'de>>(mut self, visitor: V) -> Result<V::Value> {
         let tag = self.begin_element()?;
         match tag {
             TAG_FALSE | TAG_TRUE => {
-                self.r.pos += 1;
+                self.d.r.pos += 1;
                 self.end_element();
                 visitor.visit_bool(tag == TAG_TRUE)
             }
             other => Err(self
+                .d
                 .r
                 .err(
-                    self.r.pos,
+                    self.d.r.pos,
                     format!("expected a bool, found tag 0x{other:02x}"),
                 )
                 .into()),
@@ -441,56 +532,59 @@ impl<'de> de::Deserializer<'de> for &mut KeyDeserializer<'de> {
     de_int!(deserialize_u128, visit_u128, u128);
 
     #[inline]
-    fn deserialize_f32<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+    fn deserialize_f32<V: Visitor<'de>>(mut self, visitor: V) -> Result<V::Value> {
         let tag = self.begin_element()?;
         if tag != TAG_F32 {
             return Err(self
+                .d
                 .r
                 .err(
-                    self.r.pos,
+                    self.d.r.pos,
                     format!("expected an f32, found tag 0x{tag:02x}"),
                 )
                 .into());
         }
-        self.r.pos += 1;
-        let b = self.r.take(4)?;
-        let u = u32::from_be_bytes([b[0], b[1], b[2], b[3]]) ^ u32::from_ne_bytes([self.r.mask; 4]);
-        self.r.trailer()?;
+        self.d.r.pos += 1;
+        let b = self.d.r.take(4)?;
+        let u =
+            u32::from_be_bytes([b[0], b[1], b[2], b[3]]) ^ u32::from_ne_bytes([self.d.r.mask; 4]);
+        self.d.r.trailer()?;
         self.end_element();
         visitor.visit_f32(unordered_f32(u))
     }
 
     #[inline]
-    fn deserialize_f64<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+    fn deserialize_f64<V: Visitor<'de>>(mut self, visitor: V) -> Result<V::Value> {
         let tag = self.begin_element()?;
         if tag != TAG_F64 && tag != TAG_F64_HI {
             return Err(self
+                .d
                 .r
                 .err(
-                    self.r.pos,
+                    self.d.r.pos,
                     format!("expected an f64, found tag 0x{tag:02x}"),
                 )
                 .into());
         }
-        self.r.pos += 1;
-        let f = self.r.f64_after_tag(tag)?;
+        self.d.r.pos += 1;
+        let f = self.d.r.f64_after_tag(tag)?;
         self.end_element();
         visitor.visit_f64(f)
     }
 
     #[inline]
-    fn deserialize_char<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
-        let at = self.r.pos;
+    fn deserialize_char<V: Visitor<'de>>(mut self, visitor: V) -> Result<V::Value> {
+        let at = self.d.r.pos;
         let s = self.text()?;
         let mut it = s.chars();
         match (it.next(), it.next()) {
             (Some(c), None) => visitor.visit_char(c),
-            _ => Err(self.r.err(at, "expected a single character").into()),
+            _ => Err(self.d.r.err(at, "expected a single character").into()),
         }
     }
 
     #[inline]
-    fn deserialize_str<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+    fn deserialize_str<V: Visitor<'de>>(mut self, visitor: V) -> Result<V::Value> {
         visitor.visit_string(self.text()?)
     }
 
@@ -500,36 +594,36 @@ impl<'de> de::Deserializer<'de> for &mut KeyDeserializer<'de> {
     }
 
     #[inline]
-    fn deserialize_bytes<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+    fn deserialize_bytes<V: Visitor<'de>>(mut self, visitor: V) -> Result<V::Value> {
         let tag = self.begin_element()?;
         match tag {
-            TAG_BYTES => self.r.pos += 1,
+            TAG_BYTES => self.d.r.pos += 1,
             // A UUID element reads as its 16 bytes.
-            TAG_UUID | TAG_UUID_HI if self.level >= 1 => return self.deserialize_any(visitor),
-            _ => return Err(self.wrong_tag("bytes", tag)),
+            TAG_UUID | TAG_UUID_HI if L::L >= 1 => return self.deserialize_any(visitor),
+            _ => return Err(self.d.wrong_tag("bytes", tag)),
         }
-        if let Some((c, n)) = self.r.plain16() {
+        if let Some((c, n)) = self.d.r.plain16() {
             // A UUID: one 16-byte store, no loop.
             let a = c.to_le_bytes();
-            self.r.pos += n + 1;
+            self.d.r.pos += n + 1;
             self.end_element();
             return visitor.visit_bytes(&a[..n]);
         }
-        if let Some((c, n, len)) = self.r.short16() {
+        if let Some((c, n, len)) = self.d.r.short16() {
             // At most 16 bytes with two-byte codes (a UUID with bytes ≥ 0xfc).
             let a = c.to_le_bytes();
-            self.r.pos += len;
+            self.d.r.pos += len;
             self.end_element();
             return visitor.visit_bytes(&a[..n]);
         }
         // Short (a hash, escaped bytes): decoded on the stack, no allocation.
         let mut a = [0u8; SHORT_BUF];
-        if let Some(n) = self.r.unescape_short(&mut a)? {
+        if let Some(n) = self.d.r.unescape_short(&mut a)? {
             self.end_element();
             return visitor.visit_bytes(&a[..n]);
         }
         let mut buf = Vec::new();
-        self.r.escaped_into(&mut buf)?;
+        self.d.r.escaped_into(&mut buf)?;
         self.end_element();
         visitor.visit_byte_buf(buf)
     }
@@ -540,10 +634,10 @@ impl<'de> de::Deserializer<'de> for &mut KeyDeserializer<'de> {
     }
 
     #[inline]
-    fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+    fn deserialize_option<V: Visitor<'de>>(mut self, visitor: V) -> Result<V::Value> {
         let tag = self.begin_element()?;
         if self.is_null_tag(tag) {
-            self.r.pos += 1;
+            self.d.r.pos += 1;
             self.end_element();
             visitor.visit_none()
         } else {
@@ -552,16 +646,20 @@ impl<'de> de::Deserializer<'de> for &mut KeyDeserializer<'de> {
     }
 
     #[inline]
-    fn deserialize_unit<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+    fn deserialize_unit<V: Visitor<'de>>(mut self, visitor: V) -> Result<V::Value> {
         let tag = self.begin_element()?;
         if self.is_null_tag(tag) {
-            self.r.pos += 1;
+            self.d.r.pos += 1;
             self.end_element();
             visitor.visit_unit()
         } else {
             Err(self
+                .d
                 .r
-                .err(self.r.pos, format!("expected null, found tag 0x{tag:02x}"))
+                .err(
+                    self.d.r.pos,
+                    format!("expected null, found tag 0x{tag:02x}"),
+                )
                 .into())
         }
     }
@@ -577,7 +675,7 @@ impl<'de> de::Deserializer<'de> for &mut KeyDeserializer<'de> {
 
     #[inline]
     fn deserialize_newtype_struct<V: Visitor<'de>>(
-        self,
+        mut self,
         name: &'static str,
         visitor: V,
     ) -> Result<V::Value> {
@@ -589,18 +687,18 @@ impl<'de> de::Deserializer<'de> for &mut KeyDeserializer<'de> {
     }
 
     #[inline]
-    fn deserialize_seq<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+    fn deserialize_seq<V: Visitor<'de>>(mut self, visitor: V) -> Result<V::Value> {
         self.with_seq(visitor)
     }
 
-    #[inline]
-    fn deserialize_tuple<V: Visitor<'de>>(self, _len: usize, visitor: V) -> Result<V::Value> {
+    #[inline(always)]
+    fn deserialize_tuple<V: Visitor<'de>>(mut self, _len: usize, visitor: V) -> Result<V::Value> {
         self.with_seq(visitor)
     }
 
     #[inline]
     fn deserialize_tuple_struct<V: Visitor<'de>>(
-        self,
+        mut self,
         _name: &'static str,
         _len: usize,
         visitor: V,
@@ -609,16 +707,19 @@ impl<'de> de::Deserializer<'de> for &mut KeyDeserializer<'de> {
     }
 
     #[inline]
-    fn deserialize_map<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
-        let kind = self.open()?;
-        let v = visitor.visit_map(Seq { d: self, kind })?;
-        self.close(kind)?;
+    fn deserialize_map<V: Visitor<'de>>(mut self, visitor: V) -> Result<V::Value> {
+        self.open()?;
+        let v = visitor.visit_map(Seq::<L> {
+            d: &mut *self.d,
+            _level: PhantomData,
+        })?;
+        self.close()?;
         Ok(v)
     }
 
     #[inline]
     fn deserialize_struct<V: Visitor<'de>>(
-        self,
+        mut self,
         _name: &'static str,
         _fields: &'static [&'static str],
         visitor: V,
@@ -628,32 +729,25 @@ impl<'de> de::Deserializer<'de> for &mut KeyDeserializer<'de> {
 
     #[inline]
     fn deserialize_enum<V: Visitor<'de>>(
-        self,
+        mut self,
         _name: &'static str,
         _variants: &'static [&'static str],
         visitor: V,
     ) -> Result<V::Value> {
-        if self.level == 0 {
+        let data = if L::L == 0 {
             // A root enum is flattened: (index, fields...) as top-level elements.
-            let kind = self.open()?;
-            return visitor.visit_enum(Enum {
-                d: self,
-                kind: Some(kind),
-            });
-        }
-        let tag = self.begin_element()?;
-        if tag == TAG_TUPLE {
-            let kind = self.open()?;
-            visitor.visit_enum(Enum {
-                d: self,
-                kind: Some(kind),
-            })
+            true
         } else {
-            visitor.visit_enum(Enum {
-                d: self,
-                kind: None,
-            })
+            self.begin_element()? == TAG_TUPLE
+        };
+        if data {
+            self.open()?;
         }
+        visitor.visit_enum(Enum::<L> {
+            d: self.d,
+            data,
+            _level: PhantomData,
+        })
     }
 
     #[inline]
@@ -672,16 +766,16 @@ impl<'de> de::Deserializer<'de> for &mut KeyDeserializer<'de> {
     }
 }
 
-impl<'de> KeyDeserializer<'de> {
+impl<'de, L: Level> De<'_, 'de, L> {
     /// NULL tags: nulls-last only at the top level (inside tuples NULL always sorts first).
     #[inline]
     fn is_null_tag(&self, tag: u8) -> bool {
-        tag == TAG_NULL_FIRST || (tag == TAG_NULL_LAST && self.level < 2)
+        tag == TAG_NULL_FIRST || (tag == TAG_NULL_LAST && !Self::NESTED)
     }
 }
 
 /// Maps are tuples of alternating keys and values: the same sequence access.
-impl<'de> de::MapAccess<'de> for Seq<'_, 'de> {
+impl<'de, P: Level> de::MapAccess<'de> for Seq<'_, 'de, P> {
     type Error = KeySerdeError;
     #[inline]
     fn next_key_seed<K: DeserializeSeed<'de>>(&mut self, seed: K) -> Result<Option<K::Value>> {
@@ -689,6 +783,6 @@ impl<'de> de::MapAccess<'de> for Seq<'_, 'de> {
     }
     #[inline]
     fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value> {
-        seed.deserialize(&mut *self.d)
+        seed.deserialize(De::<P::Child>::new(self.d))
     }
 }

@@ -148,21 +148,26 @@ pub fn from_key<'de, T: serde::Deserialize<'de>>(bytes: &'de [u8]) -> Result<T> 
         r: Reader::new(bytes),
         level: 0,
     };
-    let v = T::deserialize(&mut d)?;
-    if !d.r.at_end() {
+    // The value is returned as it is (no move through a `?`).
+    let v = T::deserialize(De::<Root>::new(&mut d));
+    if v.is_ok() && !d.r.at_end() {
         return Err(KeySerdeError::Trailing(bytes.len() - d.r.pos));
     }
-    Ok(v)
+    v
 }
 
 mod asc;
 mod compound;
+#[cfg(test)]
+mod de_equivalence;
 mod deserializer;
+#[cfg(test)]
+mod plain_de;
 mod serializer;
 #[cfg(test)]
 mod tests;
 
 use super::native::put::Cursor;
 use asc::AscSerializer;
-use deserializer::KeyDeserializer;
+use deserializer::{De, KeyDeserializer, Root};
 use serializer::KeySerializer;

@@ -1,0 +1,385 @@
+//! The level-typed deserializer ([`from_key`]) against the plain one it replaced
+//! ([`from_key_plain`], one run-time level tested per element): the same `Result` — value, or
+//! error kind, message and offset — for valid keys of every element kind at every nesting
+//! level (both directions, both NULL placements), for the same keys damaged (cut short, bytes
+//! set to the escape and tag bytes, bytes inserted or removed), and for keys read as the wrong
+//! type.
+
+use super::plain_de::from_key_plain;
+use super::*;
+use proptest::prelude::*;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// A byte string that serde reads and writes as bytes.
+#[derive(Debug, Clone, PartialEq)]
+struct Bytes(Vec<u8>);
+
+impl Serialize for Bytes {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.serialize_bytes(&self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for Bytes {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Bytes, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = Bytes;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("bytes")
+            }
+            fn visit_bytes<E: serde::de::Error>(self, b: &[u8]) -> std::result::Result<Bytes, E> {
+                Ok(Bytes(b.to_vec()))
+            }
+        }
+        d.deserialize_bytes(V)
+    }
+}
+
+/// Whatever `deserialize_any` reports, as a tree.
+#[derive(Debug, Clone, PartialEq)]
+enum Dyn {
+    Unit,
+    Bool(bool),
+    I64(i64),
+    U64(u64),
+    I128(i128),
+    F32(u32),
+    F64(u64),
+    Str(String),
+    Bytes(Vec<u8>),
+    Some(Box<Dyn>),
+    Seq(Vec<Dyn>),
+    Map(Vec<(Dyn, Dyn)>),
+}
+
+impl<'de> Deserialize<'de> for Dyn {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Dyn, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = Dyn;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("anything")
+            }
+            fn visit_unit<E>(self) -> std::result::Result<Dyn, E> {
+                Ok(Dyn::Unit)
+            }
+            fn visit_none<E>(self) -> std::result::Result<Dyn, E> {
+                Ok(Dyn::Unit)
+            }
+            fn visit_bool<E>(self, v: bool) -> std::result::Result<Dyn, E> {
+                Ok(Dyn::Bool(v))
+            }
+            fn visit_i64<E>(self, v: i64) -> std::result::Result<Dyn, E> {
+                Ok(Dyn::I64(v))
+            }
+            fn visit_u64<E>(self, v: u64) -> std::result::Result<Dyn, E> {
+                Ok(Dyn::U64(v))
+            }
+            fn visit_i128<E>(self, v: i128) -> std::result::Result<Dyn, E> {
+                Ok(Dyn::I128(v))
+            }
+            fn visit_f32<E>(self, v: f32) -> std::result::Result<Dyn, E> {
+                Ok(Dyn::F32(v.to_bits()))
+            }
+            fn visit_f64<E>(self, v: f64) -> std::result::Result<Dyn, E> {
+                Ok(Dyn::F64(v.to_bits()))
+            }
+            fn visit_str<E>(self, v: &str) -> std::result::Result<Dyn, E> {
+                Ok(Dyn::Str(v.to_string()))
+            }
+            fn visit_bytes<E>(self, v: &[u8]) -> std::result::Result<Dyn, E> {
+                Ok(Dyn::Bytes(v.to_vec()))
+            }
+            fn visit_some<D: serde::Deserializer<'de>>(
+                self,
+                d: D,
+            ) -> std::result::Result<Dyn, D::Error> {
+                Ok(Dyn::Some(Box::new(Dyn::deserialize(d)?)))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut a: A,
+            ) -> std::result::Result<Dyn, A::Error> {
+                let mut v = Vec::new();
+                while let Some(x) = a.next_element()? {
+                    v.push(x);
+                }
+                Ok(Dyn::Seq(v))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut a: A,
+            ) -> std::result::Result<Dyn, A::Error> {
+                let mut v = Vec::new();
+                while let Some(k) = a.next_key()? {
+                    v.push((k, a.next_value()?));
+                }
+                Ok(Dyn::Map(v))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+enum E {
+    Unit,
+    New(i64),
+    Tup(u8, String),
+    Rec { a: Option<i32>, b: Bytes },
+}
+
+/// A recursive type: each level is one nested tuple.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+struct Nest(Vec<Nest>);
+
+fn nest(d: usize) -> Nest {
+    (0..d).fold(Nest(vec![]), |inner, _| Nest(vec![inner]))
+}
+
+/// Every element kind at the top level and nested.
+type Row = (
+    u16,
+    u64,
+    String,
+    i64,
+    Bytes,
+    Option<(i8, Option<u32>, Vec<(bool, char)>)>,
+    E,
+    (f32, f64, (), Option<i128>),
+    BTreeMap<String, Vec<i16>>,
+    Option<String>,
+);
+
+/// The bench's row.
+type BenchRow = (u16, u64, String, i64, Bytes);
+
+/// Integers at and around every class boundary of both signs, and anywhere.
+fn int() -> impl Strategy<Value = i64> {
+    let mut edges: Vec<i64> = vec![0, 24, 8];
+    let (mut p, mut n) = (24 + 32 * 254, 8 + 8 * 254);
+    edges.extend([p, n]);
+    p += 8 * 254 * 256;
+    n += 4 * 254 * 256;
+    edges.extend([p, n]);
+    let mut per = 254i64 * 256 * 256;
+    for _ in 3..9 {
+        p = p.saturating_add(per);
+        n = n.saturating_add(per);
+        edges.extend([p, n]);
+        per = per.saturating_mul(256);
+    }
+    let edges: Vec<i64> = edges.into_iter().flat_map(|e| [e, !e]).collect();
+    prop_oneof![
+        any::<i64>(),
+        -300i64..300,
+        (proptest::sample::select(edges), -2i64..=2).prop_map(|(e, d)| e.saturating_add(d)),
+    ]
+}
+
+/// Bytes biased to the escaped bytes (≥ 0xfc) and the code bytes, lengths around 8 and 16.
+fn bytes() -> impl Strategy<Value = Bytes> {
+    let byte = prop_oneof![
+        3 => 0x20u8..0x7f,
+        2 => proptest::sample::select(vec![0u8, 1, 2, 0xfb, 0xfc, 0xfd, 0xfe, 0xff]),
+        1 => any::<u8>(),
+    ];
+    prop_oneof![
+        proptest::collection::vec(byte.clone(), 0..20),
+        proptest::collection::vec(byte, 0..40),
+    ]
+    .prop_map(Bytes)
+}
+
+fn e() -> impl Strategy<Value = E> {
+    prop_oneof![
+        Just(E::Unit),
+        int().prop_map(E::New),
+        (any::<u8>(), ".{0,9}").prop_map(|(a, b)| E::Tup(a, b)),
+        (proptest::option::of(any::<i32>()), bytes()).prop_map(|(a, b)| E::Rec { a, b }),
+    ]
+}
+
+fn row() -> impl Strategy<Value = Row> {
+    (
+        (any::<u16>(), int().prop_map(|x| x as u64), ".{0,20}", int()),
+        bytes(),
+        proptest::option::of((
+            any::<i8>(),
+            proptest::option::of(any::<u32>()),
+            proptest::collection::vec((any::<bool>(), any::<char>()), 0..3),
+        )),
+        e(),
+        (
+            any::<f32>(),
+            any::<f64>(),
+            Just(()),
+            proptest::option::of(any::<i128>()),
+        ),
+        proptest::collection::btree_map(
+            ".{0,3}",
+            proptest::collection::vec(any::<i16>(), 0..3),
+            0..3,
+        ),
+        proptest::option::of(".{0,3}"),
+    )
+        .prop_map(|((a, b, c, d), e, f, g, h, i, j)| (a, b, c, d, e, f, g, h, i, j))
+}
+
+/// Up to ten orders, any direction and NULL placement.
+fn orders() -> impl Strategy<Value = Vec<Order>> {
+    proptest::collection::vec(
+        (any::<bool>(), any::<bool>()).prop_map(|(descending, nulls_last)| Order {
+            descending,
+            nulls_last,
+        }),
+        0..11,
+    )
+}
+
+/// One damage to a key: none, cut short, a byte set (biased to escape and tag bytes), a byte
+/// inserted or removed.
+#[derive(Debug, Clone)]
+enum Damage {
+    None,
+    Cut(usize),
+    Set(usize, u8),
+    Insert(usize, u8),
+    Remove(usize),
+}
+
+fn damage() -> impl Strategy<Value = Damage> {
+    let b = prop_oneof![
+        proptest::sample::select(vec![
+            0u8, 1, 2, 3, 4, 5, 0x74, 0x75, 0x76, 0x78, 0x79, 0x7a, 0x7d, 0x7f, 0x80, 0x82, 0x86,
+            0xfd, 0xfe, 0xff
+        ]),
+        any::<u8>(),
+    ];
+    prop_oneof![
+        Just(Damage::None),
+        any::<usize>().prop_map(Damage::Cut),
+        (any::<usize>(), b.clone()).prop_map(|(i, b)| Damage::Set(i, b)),
+        (any::<usize>(), b).prop_map(|(i, b)| Damage::Insert(i, b)),
+        any::<usize>().prop_map(Damage::Remove),
+    ]
+}
+
+fn apply(mut k: Vec<u8>, d: &Damage) -> Vec<u8> {
+    let n = k.len();
+    match *d {
+        Damage::None => {}
+        Damage::Cut(i) => k.truncate(i % (n + 1)),
+        Damage::Set(i, b) if n > 0 => k[i % n] = b,
+        Damage::Insert(i, b) => k.insert(i % (n + 1), b),
+        Damage::Remove(i) if n > 0 => {
+            k.remove(i % n);
+        }
+        _ => {}
+    }
+    k
+}
+
+/// Both deserializers give the same `Result` for `k` read as `T` (compared as debug text, so
+/// that a NaN equals itself).
+fn same<'de, T>(k: &'de [u8]) -> std::result::Result<(), TestCaseError>
+where
+    T: Deserialize<'de> + std::fmt::Debug,
+{
+    let new = format!("{:?}", from_key::<T>(k));
+    let plain = format!("{:?}", from_key_plain::<T>(k));
+    prop_assert_eq!(
+        new,
+        plain,
+        "{} bytes {:02x?}",
+        std::any::type_name::<T>(),
+        k
+    );
+    Ok(())
+}
+
+/// Reads `k` as every test type.
+fn all_types(k: &[u8]) -> std::result::Result<(), TestCaseError> {
+    same::<Row>(k)?;
+    same::<BenchRow>(k)?;
+    same::<Dyn>(k)?;
+    same::<(Dyn,)>(k)?;
+    same::<(u16, Dyn, (Dyn,))>(k)?;
+    same::<serde::de::IgnoredAny>(k)?;
+    same::<E>(k)?;
+    same::<(u16, E)>(k)?;
+    same::<((E,),)>(k)?;
+    same::<Option<(u16, u64)>>(k)?;
+    same::<(Option<u16>, Option<(Option<u64>,)>)>(k)?;
+    same::<Vec<Dyn>>(k)?;
+    same::<BTreeMap<u16, Dyn>>(k)?;
+    same::<(String, Bytes, char)>(k)?;
+    same::<Bytes>(k)?;
+    same::<String>(k)?;
+    same::<Option<u64>>(k)?;
+    same::<(u8, (u8, (u8, i128)), u128)>(k)?;
+    same::<(Nest,)>(k)?;
+    same::<Nest>(k)?;
+    same::<crate::Decimal>(k)?;
+    same::<(u16, crate::Decimal, (crate::Decimal,))>(k)?;
+    same::<(f32, f64, (), bool)>(k)?;
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 5000, ..ProptestConfig::default() })]
+
+    /// Keys of random rows, with random orders, intact and damaged.
+    #[test]
+    fn level_typed_deserializer_matches_the_plain_one(
+        r in row(),
+        o in orders(),
+        d in damage(),
+        d2 in damage(),
+    ) {
+        let k = to_key_with_orders(&r, &o).unwrap();
+        all_types(&k)?;
+        let k1 = apply(k, &d);
+        all_types(&k1)?;
+        all_types(&apply(k1, &d2))?;
+    }
+
+    /// Random bytes built from tag, escape and plain bytes.
+    #[test]
+    fn level_typed_deserializer_matches_the_plain_one_on_noise(
+        k in proptest::collection::vec(prop_oneof![
+            proptest::sample::select(vec![
+                1u8, 2, 3, 4, 5, 0x10, 0x20, 0x74, 0x75, 0x76, 0x78, 0x79, 0x7a, 0x7d, 0x7e, 0x7f,
+                0x80, 0x82, 0x86, 0xfd, 0xfe, 0xff, 0
+            ]),
+            any::<u8>(),
+        ], 0..40),
+    ) {
+        all_types(&k)?;
+    }
+}
+
+/// Nesting at and around the depth limit, at the root, as a field and as a descending field,
+/// intact and cut short.
+#[test]
+fn level_typed_deserializer_matches_the_plain_one_at_the_depth_limit() {
+    for d in (0..4).chain(crate::MAX_DEPTH - 2..crate::MAX_DEPTH + 3) {
+        let n = nest(d);
+        let mut keys = vec![];
+        keys.extend(to_key(&n));
+        keys.extend(to_key(&(1u8, &n)));
+        keys.extend(to_key_with_orders(&(1u8, &n), &[Order::ASC, Order::DESC]));
+        keys.extend(to_key(&((&n,),)));
+        // Deeper than any encoder writes: tuple tags around nothing.
+        let mut raw = vec![TAG_TUPLE; d + 2];
+        raw.extend(vec![TAG_END; d + 2]);
+        keys.push(raw);
+        for k in keys {
+            for cut in [k.len(), k.len().saturating_sub(1), k.len() / 2] {
+                all_types(&k[..cut]).unwrap();
+            }
+        }
+    }
+}
