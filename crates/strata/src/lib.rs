@@ -44,6 +44,8 @@ pub mod error;
 mod etcd;
 pub mod item;
 pub mod item_codec;
+#[cfg(test)]
+mod item_codec_decode_tests;
 pub mod item_serde;
 pub mod json;
 pub mod keys;

@@ -238,10 +238,7 @@ impl<'de> Dec<'de> {
 
     #[inline]
     fn text(&mut self) -> R<&'de str> {
-        let n = self.r.count()?;
-        let s = self.r.pos;
-        let raw = self.r.take(n)?;
-        utf8(raw).ok_or_else(|| self.r.err_at(s, "text is not UTF-8").into())
+        Ok(self.r.text_body()?)
     }
 
     /// An int attribute whose varint is at most 9 bytes long (every `i64` in
