@@ -334,11 +334,11 @@ fn end_of(prefix: &[u8]) -> Bound<Vec<u8>> {
 /// holds whether or not element encodings are prefix-free, so the ranges below never depend on
 /// it; they are exact for a prefix-free code, and results are checked against the exact
 /// condition anyway.
-fn class_end(b: &[u8]) -> Vec<u8> {
-    let mut e = Vec::with_capacity(b.len() + 1);
-    e.extend_from_slice(b);
-    e.push(0xFE);
-    e
+fn class_end(mut b: Vec<u8>) -> Vec<u8> {
+    // In place: the bound's bytes are not needed without the `FE` (and `key_after` leaves
+    // room for it).
+    b.push(0xFE);
+    b
 }
 
 impl Table {
@@ -361,11 +361,12 @@ impl Table {
     ) -> Result<Option<KeyRange>> {
         use SortCondition::*;
         let b = |v: &[Value]| self.sort_key_bytes(base, p, v);
-        let base = base.to_vec();
+        // Owned copies of `base`, only for the bounds that are `base` itself.
+        let whole = || base.to_vec();
         let inc = Bound::Included;
-        let exc = |k: Vec<u8>| Bound::Excluded(class_end(&k));
+        let exc = |k: Vec<u8>| Bound::Excluded(class_end(k));
         let (start, end) = match sort {
-            None => (inc(base.clone()), exc(base)),
+            None => (inc(whole()), exc(whole())),
             Some(Eq(v)) => {
                 let k = b(v)?;
                 (inc(k.clone()), exc(k))
@@ -374,7 +375,7 @@ impl Table {
             // from the NULLs (tag 02) up through the integers in order, so the range starts
             // past the NULLs and ends at `v` (`lt`) or past it (`le`): exactly the matches.
             Some(c @ (Lt(v) | Le(v))) if self.one_int_sort_field() && int_values(v) => {
-                let start = inc(class_end(&b(&[Value::Null])?));
+                let start = inc(class_end(b(&[Value::Null])?));
                 let at = b(v)?;
                 let end = match c {
                     Lt(_) => Bound::Excluded(at),
@@ -382,9 +383,9 @@ impl Table {
                 };
                 (start, end)
             }
-            Some(Lt(v)) | Some(Le(v)) => (inc(base), exc(b(v)?)),
-            Some(Gt(v)) => (inc(class_end(&b(v)?)), exc(base)),
-            Some(Ge(v)) => (inc(b(v)?), exc(base)),
+            Some(Lt(v)) | Some(Le(v)) => (inc(whole()), exc(b(v)?)),
+            Some(Gt(v)) => (inc(class_end(b(v)?)), exc(whole())),
+            Some(Ge(v)) => (inc(b(v)?), exc(whole())),
             Some(Between(lo, hi)) => (inc(b(lo)?), exc(b(hi)?)),
             Some(BeginsWith(v)) => {
                 let k = v.len() - 1;
