@@ -54,6 +54,18 @@ pub trait ReadableFile: Send + Sync {
     fn is_empty(&self) -> bool {
         self.len() == 0
     }
+    /// The same file, read through a memory map: its reads copy from the OS page cache
+    /// without a system call. `None` when this file is not mapped (the default, an empty
+    /// file, a failed `mmap`, a [`FaultFs`] file): read it as before.
+    ///
+    /// Only for files that are never written or truncated again (finished SSTs): truncating
+    /// a mapped file under a reader makes the reader's next access to the lost pages fault
+    /// (`SIGBUS`), and so does a device error while the kernel reads a mapped page in (where
+    /// `pread` would return `EIO`). Removing (unlinking) the file is safe: the mapping keeps
+    /// its pages.
+    fn map(&self) -> Option<Arc<dyn ReadableFile>> {
+        None
+    }
 }
 
 /// The file system under the engine.
@@ -113,6 +125,9 @@ impl FileSyncer for RealSyncer {
 struct RealReadable {
     file: File,
     len: u64,
+    /// Whether [`ReadableFile::map`] may map the file (not under [`FaultFs`], whose crash
+    /// simulation truncates files that readers may still hold).
+    mappable: bool,
 }
 
 impl ReadableFile for RealReadable {
@@ -125,6 +140,64 @@ impl ReadableFile for RealReadable {
     }
     fn len(&self) -> u64 {
         self.len
+    }
+    fn map(&self) -> Option<Arc<dyn ReadableFile>> {
+        if !self.mappable || self.len == 0 {
+            return None;
+        }
+        // SAFETY: the mapping is read-only (`PROT_READ`, shared). The caller promises
+        // (trait contract) that the file is never written or truncated again: the engine maps
+        // only finished SSTs (every byte written), which it never modifies and only unlinks (the mapping
+        // keeps its pages). Reads copy bytes out of the mapping and check them (CRC) before
+        // use, so even bytes changed by another process are data, never trusted as valid.
+        let map = unsafe { memmap2::Mmap::map(&self.file) }.ok()?;
+        // The file's length when it was opened is what readers were told (`len`).
+        (map.len() as u64 == self.len).then(|| Arc::new(MappedReadable { map }) as _)
+    }
+}
+
+/// A read-only memory map of an immutable file (see [`ReadableFile::map`]): a read is a
+/// copy from the mapping, with the errors of `pread` (`UnexpectedEof` past the end,
+/// `InvalidInput` for a range ending beyond `i64::MAX`; an empty read always succeeds).
+struct MappedReadable {
+    map: memmap2::Mmap,
+}
+
+impl MappedReadable {
+    /// The mapped bytes `off..off + len`.
+    fn slice(&self, len: usize, off: u64) -> io::Result<&[u8]> {
+        if len == 0 {
+            return Ok(&[]);
+        }
+        // As `pread(2)`: a range ending beyond the largest file offset is invalid.
+        if (len as u64)
+            .checked_add(off)
+            .is_none_or(|end| end > i64::MAX as u64)
+        {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "offset too large",
+            ));
+        }
+        usize::try_from(off)
+            .ok()
+            .and_then(|start| self.map.get(start..start.checked_add(len)?))
+            .ok_or_else(|| {
+                io::Error::new(io::ErrorKind::UnexpectedEof, "failed to fill whole buffer")
+            })
+    }
+}
+
+impl ReadableFile for MappedReadable {
+    fn read_at(&self, buf: &mut [u8], off: u64) -> io::Result<()> {
+        buf.copy_from_slice(self.slice(buf.len(), off)?);
+        Ok(())
+    }
+    fn read_vec_at(&self, len: usize, off: u64) -> io::Result<Vec<u8>> {
+        Ok(self.slice(len, off)?.to_vec())
+    }
+    fn len(&self) -> u64 {
+        self.map.len() as u64
     }
 }
 
@@ -190,7 +263,11 @@ impl Fs for RealFs {
     fn open(&self, path: &Path) -> io::Result<Arc<dyn ReadableFile>> {
         let file = File::open(path)?;
         let len = file.metadata()?.len();
-        Ok(Arc::new(RealReadable { file, len }))
+        Ok(Arc::new(RealReadable {
+            file,
+            len,
+            mappable: true,
+        }))
     }
     fn read(&self, path: &Path) -> io::Result<Vec<u8>> {
         std::fs::read(path)
@@ -541,7 +618,14 @@ impl Fs for FaultFs {
         }))
     }
     fn open(&self, path: &Path) -> io::Result<Arc<dyn ReadableFile>> {
-        RealFs.open(path)
+        // Never mapped: `crash` truncates files to what was synced, under open readers.
+        let file = File::open(path)?;
+        let len = file.metadata()?.len();
+        Ok(Arc::new(RealReadable {
+            file,
+            len,
+            mappable: false,
+        }))
     }
     fn read(&self, path: &Path) -> io::Result<Vec<u8>> {
         RealFs.read(path)
