@@ -177,6 +177,36 @@ impl Partitioner {
         })
     }
 
+    /// The one stripe of a `native-hash:N` range whose two bounds start with the same
+    /// integer elements `(outer…, h)` (the first `N − 1` and the hash, `h` in `0..65536`):
+    /// a table Query's range. Every key `k` of the range lies between the bounds, so it starts
+    /// with those same bytes (were `k` to leave them at some byte, it would fall below the
+    /// lower bound or above the upper one), and [`Partitioner::stripe`] reads its stripe from
+    /// them: `(h × stripes) >> 16`. No allocation and no search (unlike
+    /// [`Partitioner::stripe_span`], which answers the same for such a range). `None` for
+    /// other kinds, unbounded ranges and bounds that do not share such a prefix.
+    #[inline]
+    pub fn hashed_single_stripe(&self, range: &KeyRange, stripes: u32) -> Option<u32> {
+        let Partitioner::NativeTupleHash(n) = self else {
+            return None;
+        };
+        let (Bound::Included(lo) | Bound::Excluded(lo)) = &range.start else {
+            return None;
+        };
+        let (Bound::Included(hi) | Bound::Excluded(hi)) = &range.end else {
+            return None;
+        };
+        let (h, len) = hash_prefix(lo, *n as usize - 1)?;
+        if hi.get(..len)? != &lo[..len] {
+            return None;
+        }
+        Some(if stripes <= 1 {
+            0
+        } else {
+            ((h * stripes as u64) >> 16) as u32
+        })
+    }
+
     /// The partition of `key` when it is *closed*: every key that starts with it has this
     /// same partition (so a range inside `[p, successor(p))` lies in one stripe). `None` when
     /// the kind cannot promise that for this key.
@@ -282,14 +312,22 @@ fn hashed_stripe(r: &[u8], stripes: u32) -> u32 {
 /// path answers; both agree wherever this one answers, see the tests).
 #[inline]
 fn hash_stripe_fast(key: &[u8], outer: usize, stripes: u32) -> Option<u32> {
+    let (h, _) = hash_prefix(key, outer)?;
+    Some(((h * stripes as u64) >> 16) as u32)
+}
+
+/// The hash `h` of a key whose first `outer` elements and hash element are ascending integers
+/// with `h` in `0..65536`, and the length of those `outer + 1` elements' bytes.
+#[inline]
+fn hash_prefix(key: &[u8], outer: usize) -> Option<(u64, usize)> {
     let mut at = 0;
     for _ in 0..outer {
         let (_, len) = strata_key::codec::native::int_prefix(key.get(at..)?)?;
         at += len;
     }
-    let (h, _) = strata_key::codec::native::int_prefix(key.get(at..)?)?;
+    let (h, len) = strata_key::codec::native::int_prefix(key.get(at..)?)?;
     let h = u64::try_from(h).ok().filter(|h| *h < HASH_SPACE)?;
-    Some(((h * stripes as u64) >> 16) as u32)
+    Some((h, at + len))
 }
 
 /// [`hashed_stripe`] by its definition (the last `s` with `B(s) <= r`), for tests.
@@ -559,6 +597,45 @@ mod tests {
         ]
     }
 
+    /// Keys of one table (prefix `(7)`) and a few others, with few hash values (shared by
+    /// many keys, at stripe edges and outside `0..65536`), some cut or extended by raw bytes.
+    fn near_key() -> impl proptest::strategy::Strategy<Value = Vec<u8>> {
+        use proptest::prelude::*;
+        let id = prop_oneof![4 => Just(7i128), 1 => Just(8i128)];
+        let h = prop_oneof![
+            Just(Value::Int(0)),
+            Just(Value::Int(255)),
+            Just(Value::Int(256)),
+            Just(Value::Int(65535)),
+            Just(Value::Int(65536)),
+            Just(Value::Int(-1)),
+            Just(Value::Null),
+            Just(Value::from("t")),
+        ];
+        let tail = proptest::collection::vec(
+            prop_oneof![(0i128..4).prop_map(Value::Int), Just(Value::from("x"))],
+            0..3,
+        );
+        (
+            id,
+            h,
+            tail,
+            proptest::collection::vec(any::<u8>(), 0..3),
+            0usize..4,
+        )
+            .prop_map(|(id, h, tail, raw, cut)| {
+                let mut v = vec![Value::Int(id), h];
+                v.extend(tail);
+                let mut k = enc(&v);
+                match cut {
+                    0 => k.truncate(k.len().saturating_sub(raw.len())),
+                    1 => k.extend(raw),
+                    _ => {}
+                }
+                k
+            })
+    }
+
     /// The general path of [`Partitioner::stripe`] for `native-hash:N` (no fast path).
     fn stripe_by_search(key: &[u8], n: usize, stripes: u32) -> u32 {
         match strata_key::codec::native::prefix_len(key, n - 1) {
@@ -618,6 +695,43 @@ mod tests {
             proptest::prop_assert_eq!(p.stripe(&raw, stripes), stripe_by_search(&raw, n, stripes));
             if (0..65536).contains(&h) && outer.iter().all(|v| matches!(v, Value::Int(_))) {
                 proptest::prop_assert_eq!(p.stripe(&k, stripes), ((h as u64 * stripes as u64) >> 16) as u32);
+            }
+        }
+
+        /// A range whose bounds share `(outer…, h)` gets one stripe from
+        /// [`Partitioner::hashed_single_stripe`], and every key inside the range (bounds
+        /// included) is filed there by [`Partitioner::stripe`]; where the stripe span also
+        /// names one stripe, it is the same.
+        #[test]
+        fn hashed_single_stripe_holds_every_key_of_the_range(
+            keys in proptest::collection::vec(near_key(), 2..40),
+            (i, j) in (0usize..40, 0usize..40),
+            (inc_lo, inc_hi) in (proptest::prelude::any::<bool>(), proptest::prelude::any::<bool>()),
+            n in 1u32..3,
+            stripes in proptest::prop_oneof![1u32..9, proptest::prelude::Just(256u32)],
+        ) {
+            let p = Partitioner::NativeTupleHash(n);
+            let (lo, hi) = (keys[i % keys.len()].clone(), keys[j % keys.len()].clone());
+            let (lo, hi) = if lo <= hi { (lo, hi) } else { (hi, lo) };
+            let range = KeyRange {
+                start: if inc_lo { Bound::Included(lo.clone()) } else { Bound::Excluded(lo.clone()) },
+                end: if inc_hi { Bound::Included(hi.clone()) } else { Bound::Excluded(hi.clone()) },
+            };
+            let Some(s) = p.hashed_single_stripe(&range, stripes) else {
+                return Ok(());
+            };
+            proptest::prop_assert!(s < stripes.max(1));
+            for k in keys.iter().chain([&lo, &hi]) {
+                if range.contains(k) {
+                    proptest::prop_assert_eq!(p.stripe(k, stripes), s, "{:?} in {:?}", k, range);
+                }
+            }
+            // The bounds' own stripes, whether or not they are inside the range.
+            proptest::prop_assert_eq!(p.stripe(&lo, stripes), s);
+            if let Some(span) = p.stripe_span(&range, stripes) {
+                if span.first == span.last && lo < hi {
+                    proptest::prop_assert_eq!(span.first, s);
+                }
             }
         }
 

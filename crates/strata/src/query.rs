@@ -226,11 +226,20 @@ impl SortCondition {
     /// operators are mirrored (`lt` ↔ `gt`, `le` ↔ `ge`, `between [lo, hi]` ↔ `[hi, lo]`); on
     /// all-ascending or mixed fields it is returned as is (see the module docs).
     pub fn in_key_order(&self, sort_fields: &[crate::schema::KeyField]) -> SortCondition {
+        self.key_ordered(sort_fields).into_owned()
+    }
+
+    /// [`SortCondition::in_key_order`], borrowing `self` when it is already in key order (no
+    /// copy of its values per Query).
+    pub(crate) fn key_ordered(
+        &self,
+        sort_fields: &[crate::schema::KeyField],
+    ) -> std::borrow::Cow<'_, SortCondition> {
+        use std::borrow::Cow;
         use SortCondition::*;
         let n = self
             .values()
-            .iter()
-            .map(|v| v.len())
+            .map(<[Value]>::len)
             .max()
             .unwrap_or(0)
             .min(sort_fields.len());
@@ -239,28 +248,30 @@ impl SortCondition {
                 .iter()
                 .all(|f| f.order == crate::schema::Direction::Desc);
         if !all_desc {
-            return self.clone();
+            return Cow::Borrowed(self);
         }
-        match self {
+        Cow::Owned(match self {
             Lt(v) => Gt(v.clone()),
             Le(v) => Ge(v.clone()),
             Gt(v) => Lt(v.clone()),
             Ge(v) => Le(v.clone()),
             Between(lo, hi) => Between(hi.clone(), lo.clone()),
             other => other.clone(),
-        }
+        })
     }
 
-    fn values(&self) -> Vec<&[Value]> {
-        match self {
+    /// The condition's value lists (two for `between`), without allocating.
+    fn values(&self) -> impl Iterator<Item = &[Value]> {
+        let (a, b): (&[Value], Option<&[Value]>) = match self {
             SortCondition::Eq(v)
             | SortCondition::Lt(v)
             | SortCondition::Le(v)
             | SortCondition::Gt(v)
             | SortCondition::Ge(v)
-            | SortCondition::BeginsWith(v) => vec![v],
-            SortCondition::Between(a, b) => vec![a, b],
-        }
+            | SortCondition::BeginsWith(v) => (v, None),
+            SortCondition::Between(a, b) => (a, Some(b)),
+        };
+        std::iter::once(a).chain(b)
     }
 
     /// Whether an item's sort values satisfy the condition (already in key order, see
@@ -323,11 +334,11 @@ fn end_of(prefix: &[u8]) -> Bound<Vec<u8>> {
 /// holds whether or not element encodings are prefix-free, so the ranges below never depend on
 /// it; they are exact for a prefix-free code, and results are checked against the exact
 /// condition anyway.
-fn class_end(b: &[u8]) -> Vec<u8> {
-    let mut e = Vec::with_capacity(b.len() + 1);
-    e.extend_from_slice(b);
-    e.push(0xFE);
-    e
+fn class_end(mut b: Vec<u8>) -> Vec<u8> {
+    // In place: the bound's bytes are not needed without the `FE` (and `key_after` leaves
+    // room for it).
+    b.push(0xFE);
+    b
 }
 
 impl Table {
@@ -350,11 +361,12 @@ impl Table {
     ) -> Result<Option<KeyRange>> {
         use SortCondition::*;
         let b = |v: &[Value]| self.sort_key_bytes(base, p, v);
-        let base = base.to_vec();
+        // Owned copies of `base`, only for the bounds that are `base` itself.
+        let whole = || base.to_vec();
         let inc = Bound::Included;
-        let exc = |k: Vec<u8>| Bound::Excluded(class_end(&k));
+        let exc = |k: Vec<u8>| Bound::Excluded(class_end(k));
         let (start, end) = match sort {
-            None => (inc(base.clone()), exc(base)),
+            None => (inc(whole()), exc(whole())),
             Some(Eq(v)) => {
                 let k = b(v)?;
                 (inc(k.clone()), exc(k))
@@ -363,7 +375,7 @@ impl Table {
             // from the NULLs (tag 02) up through the integers in order, so the range starts
             // past the NULLs and ends at `v` (`lt`) or past it (`le`): exactly the matches.
             Some(c @ (Lt(v) | Le(v))) if self.one_int_sort_field() && int_values(v) => {
-                let start = inc(class_end(&b(&[Value::Null])?));
+                let start = inc(class_end(b(&[Value::Null])?));
                 let at = b(v)?;
                 let end = match c {
                     Lt(_) => Bound::Excluded(at),
@@ -371,9 +383,9 @@ impl Table {
                 };
                 (start, end)
             }
-            Some(Lt(v)) | Some(Le(v)) => (inc(base), exc(b(v)?)),
-            Some(Gt(v)) => (inc(class_end(&b(v)?)), exc(base)),
-            Some(Ge(v)) => (inc(b(v)?), exc(base)),
+            Some(Lt(v)) | Some(Le(v)) => (inc(whole()), exc(b(v)?)),
+            Some(Gt(v)) => (inc(class_end(b(v)?)), exc(whole())),
+            Some(Ge(v)) => (inc(b(v)?), exc(whole())),
             Some(Between(lo, hi)) => (inc(b(lo)?), exc(b(hi)?)),
             Some(BeginsWith(v)) => {
                 let k = v.len() - 1;
@@ -493,9 +505,9 @@ impl Table {
         let sort = q
             .sort
             .as_ref()
-            .map(|c| c.in_key_order(&self.def.schema.sort));
+            .map(|c| c.key_ordered(&self.def.schema.sort));
         let (_, prefix) = self.def.layout.partition_prefix(&q.partition)?;
-        let Some(mut range) = self.query_range(&q.partition, sort.as_ref(), &prefix)? else {
+        let Some(mut range) = self.query_range(&q.partition, sort.as_deref(), &prefix)? else {
             return Ok(Rows::empty(self, decode));
         };
         let dir = if q.reverse {
@@ -522,7 +534,9 @@ impl Table {
         // key `k` in it starts with `prefix` (were `k` to differ from `prefix` at some byte
         // `i < prefix.len()`, `k >= prefix` puts `k[i]` above `prefix[i]` and `k` above
         // `prefix ‖ FE`; a proper prefix of `prefix` lies below it).
-        let sort = sort.filter(|c| !self.range_decides(c));
+        let sort = sort
+            .filter(|c| !self.range_decides(c))
+            .map(std::borrow::Cow::into_owned);
         let filter = match sort {
             None => RowFilter::All,
             sort => RowFilter::Query { prefix, sort },

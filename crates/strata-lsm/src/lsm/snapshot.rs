@@ -24,10 +24,12 @@ use crate::error::{Error, Result};
 use crate::iter::{
     before_lo, past_hi, DbIter, InternalIter, LevelIter, MergingIter, SourceIter, StripeIter,
 };
+use crate::manifest::LEVELS;
 use crate::memtable::Memtable;
 use crate::partition::StripeSpan;
 use crate::sst::bloom::key_hash;
 use crate::sst::iter::SstIter;
+use crate::sst::table::Table;
 use crate::sync::read;
 
 impl Inner {
@@ -104,6 +106,12 @@ impl Inner {
         range: KeyRange,
         direction: Direction,
     ) -> Result<Box<dyn Cursor>> {
+        // A table Query: both bounds under one `(id, h)`, so one stripe, found without
+        // building the stripe span (an allocation and two searches per Query).
+        if let Some(s) = self.partitioner.hashed_single_stripe(&range, self.stripes) {
+            let (view, seq) = self.view_now(s as usize);
+            return positioned(view.iter(&range, seq), range, direction);
+        }
         let span = self.stripe_span(&range);
         let only = match &span {
             Some(sp) if sp.first == sp.last => Some(sp.first as usize),
@@ -191,38 +199,43 @@ impl StripeView {
         let v = &self.version;
         let active = (!self.active.is_empty()).then_some(&self.active);
         let frozen = self.frozen.as_ref().filter(|f| !f.is_empty());
-        // Per level below 0: the files overlapping the range (sorted, disjoint: a run).
-        let runs = v.levels[1..].iter().map(|level| {
+        // Per level below 0: the files overlapping the range (sorted, disjoint: a run),
+        // found once (two binary searches per level).
+        let mut runs: [&[Arc<Table>]; LEVELS - 1] = [&[]; LEVELS - 1];
+        for (run, level) in runs.iter_mut().zip(&v.levels[1..]) {
             let first = level.partition_point(|t| before_lo(&t.meta.largest, lo));
             let rest = &level[first..];
             let n = rest.partition_point(|t| !past_hi(&t.meta.smallest, hi));
-            &rest[..n]
-        });
-        // Counted first, so that the vector is allocated at its size: a few hundred bytes
-        // per source, and requests of 1 KiB and more cost glibc a consolidation pass
-        // (~18k instructions per Query when sized for every level).
+            *run = &rest[..n];
+        }
+        let runs = runs.iter().filter(|r| !r.is_empty());
+        let l0 = || v.levels[0].iter().filter(|t| overlaps_range(t, lo, hi));
+        // Counted first: a stripe of one source (compacted: one level, a Query's usual case)
+        // is read without a vector of sources; else the vector is allocated at its size (a
+        // few hundred bytes per source, and requests of 1 KiB and more cost glibc a
+        // consolidation pass, ~18k instructions per Query when sized for every level).
         let count = usize::from(active.is_some())
             + usize::from(frozen.is_some())
-            + v.levels[0]
-                .iter()
-                .filter(|t| overlaps_range(t, lo, hi))
-                .count()
-            + runs.clone().filter(|r| !r.is_empty()).count();
-        let mut c: Vec<SourceIter> = Vec::with_capacity(count);
-        if let Some(m) = active {
-            c.push(SourceIter::Mem(m.iter(seq)));
-        }
-        if let Some(f) = frozen {
-            c.push(SourceIter::Mem(f.iter(u64::MAX)));
-        }
-        for t in &v.levels[0] {
-            if overlaps_range(t, lo, hi) {
-                c.push(SourceIter::Sst(SstIter::new(Arc::clone(t))));
+            + l0().count()
+            + runs.clone().count();
+        let mem = |m: &Arc<Memtable>, at: u64| SourceIter::Mem(m.iter(at));
+        let file = |t: &Arc<Table>| SourceIter::Sst(SstIter::new(Arc::clone(t)));
+        let level = |files: &&[Arc<Table>]| SourceIter::Level(LevelIter::new(files.to_vec()));
+        if count == 1 {
+            let only = active
+                .map(|m| mem(m, seq))
+                .or_else(|| frozen.map(|f| mem(f, u64::MAX)))
+                .or_else(|| l0().next().map(file))
+                .or_else(|| runs.clone().next().map(level));
+            if let Some(only) = only {
+                return StripeIter::One(only);
             }
         }
-        for files in runs.filter(|r| !r.is_empty()) {
-            c.push(SourceIter::Level(LevelIter::new(files.to_vec())));
-        }
+        let mut c: Vec<SourceIter> = Vec::with_capacity(count);
+        c.extend(active.map(|m| mem(m, seq)));
+        c.extend(frozen.map(|f| mem(f, u64::MAX)));
+        c.extend(l0().map(file));
+        c.extend(runs.map(level));
         StripeIter::new(c)
     }
 }

@@ -90,7 +90,45 @@ fn cursor_ops() -> impl Strategy<Value = Vec<CursorOp>> {
 }
 
 fn range() -> impl Strategy<Value = KeyRange> {
-    (bound(), bound()).prop_map(|(start, end)| KeyRange { start, end })
+    prop_oneof![
+        3 => (bound(), bound()).prop_map(|(start, end)| KeyRange { start, end }),
+        1 => partition_range(),
+    ]
+}
+
+/// A range inside one `(id, h)` of Strata's table keys, as a table Query reads: both bounds
+/// start with the same `(id, h)` (one stripe of `native-hash:2`), from that prefix itself or
+/// a key under it, to a key under it or past every key under such a key (`‖ FE`).
+fn partition_range() -> impl Strategy<Value = KeyRange> {
+    use strata_key::codec::native::NativeCodec;
+    use strata_key::{TupleCodec, Value};
+    let h = proptest::sample::select(vec![0i128, 1, 16383, 16384, 32767, 32768, 49152, 65535]);
+    let tail = proptest::option::of(proptest::collection::vec(0u8..3, 0..2));
+    (1i128..3, h, tail.clone(), tail, any::<(bool, bool, bool)>()).prop_map(
+        |(id, h, a, b, (inc_lo, inc_hi, past))| {
+            let enc = |t: Option<Vec<u8>>| {
+                let mut v = vec![Value::Int(id), Value::Int(h)];
+                v.extend(t.map(Value::Bytes));
+                NativeCodec::new().encode(&v).unwrap()
+            };
+            let (lo, mut hi) = (enc(a), enc(b));
+            if past {
+                hi.push(0xFE);
+            }
+            KeyRange {
+                start: if inc_lo {
+                    Bound::Included(lo)
+                } else {
+                    Bound::Excluded(lo)
+                },
+                end: if inc_hi {
+                    Bound::Included(hi)
+                } else {
+                    Bound::Excluded(hi)
+                },
+            }
+        },
+    )
 }
 
 /// Runs `ops` on `c` (created over `m` restricted to `r`) and compares every position.
@@ -208,6 +246,7 @@ pub fn step() -> impl Strategy<Value = Step> {
               proptest::collection::vec(cond(), 0..3)).prop_map(|(ops, c)| Step::Batch(ops, c)),
         3 => key().prop_map(Step::Get),
         3 => (bound(), bound(), any::<bool>()).prop_map(|(a, b, r)| Step::Range(a, b, r)),
+        1 => (partition_range(), any::<bool>()).prop_map(|(r, rev)| Step::Range(r.start, r.end, rev)),
         1 => (proptest::collection::vec(0u8..4, 0..2), any::<bool>()).prop_map(|(p, r)| Step::Prefix(p, r)),
         2 => (id_prefix(), any::<bool>()).prop_map(|(p, r)| Step::Prefix(p, r)),
         1 => Just(Step::Snapshot),
