@@ -64,14 +64,16 @@ mod strata {
 
     pub struct S(pub LsmEngine);
 
-    /// The configuration `strata kv` creates (`LsmOptions::default()`: one stripe), or
-    /// `stripes` when given.
-    pub fn open(dir: &Path, cache: usize, stripes: Option<u32>) -> S {
+    /// The configuration `strata kv` creates (`LsmOptions::default()`: one stripe, mapped
+    /// point reads), or `stripes` when given; `pread`: point reads without the memory map
+    /// (`LsmOptions::mmap_reads = false`).
+    pub fn open(dir: &Path, cache: usize, stripes: Option<u32>, pread: bool) -> S {
         let d = LsmOptions::default();
         let o = LsmOptions {
             sync: SyncMode::None,
             block_cache_bytes: cache,
             stripes: stripes.unwrap_or(d.stripes),
+            mmap_reads: d.mmap_reads && !pread,
             ..d
         };
         S(LsmEngine::open(dir, o).expect("open strata"))
@@ -476,8 +478,9 @@ mod kstone_kv {
 
 fn open(engine: &str, dir: &Path, cache: usize) -> Box<dyn Kv> {
     match engine {
-        "strata" => Box::new(strata::open(dir, cache, None)),
-        "strata-256" => Box::new(strata::open(dir, cache, Some(256))),
+        "strata" => Box::new(strata::open(dir, cache, None, false)),
+        "strata-pread" => Box::new(strata::open(dir, cache, None, true)),
+        "strata-256" => Box::new(strata::open(dir, cache, Some(256), false)),
         "fjall" => Box::new(fjall_kv::open(dir, cache)),
         "redb" => Box::new(redb_kv::open(dir, cache)),
         "lmdb" => Box::new(lmdb_kv::open(dir)),

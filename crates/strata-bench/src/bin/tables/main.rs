@@ -2,7 +2,7 @@
 //! with the same composite primary key) vs KeystoneDB (`kstone-api` 0.1.0), in one run.
 //!
 //! ```text
-//! cargo run --release -p strata-bench --bin tables -- [PARTITIONS] [PER_PARTITION] [KSTONE_PARTITIONS] [--rounds N] [--memory]
+//! cargo run --release -p strata-bench --bin tables -- [PARTITIONS] [PER_PARTITION] [KSTONE_PARTITIONS] [--rounds N] [--memory] [--no-mmap-reads]
 //! ```
 //! Defaults: 10,000 partitions × 100 sort keys = 1,000,000 items for Strata and SQLite.
 //! KeystoneDB 0.1.0 fsyncs every put (its batch write loops over put), so loading a million
@@ -12,7 +12,8 @@
 //! Strata runs twice: with the typed API (`put_as` / `get_as` / `query_rows_as` / `scan_rows_as` on
 //! `struct Row { user: String, ts: i64, body: String, n: i64 }`, what SQLite reads per row) and
 //! with the `Item` API (attribute maps), so both are visible in one run. `--memory` runs Strata
-//! on its in-memory engine instead.
+//! on its in-memory engine instead; `--no-mmap-reads` opens Strata with
+//! `DbOptions::mmap_reads = false` (every block read through `pread`).
 //!
 //! Every database is durable on commit: Strata with `sync = true` (group commit), SQLite in WAL
 //! mode with `synchronous = FULL`, KeystoneDB with its fsync per put. Bulk loads commit every
@@ -210,6 +211,7 @@ struct Args {
     kparts: usize,
     rounds: usize,
     memory: bool,
+    mmap_reads: bool,
 }
 
 fn args() -> Args {
@@ -217,10 +219,12 @@ fn args() -> Args {
     let mut counts = Vec::new();
     let mut rounds = 3;
     let mut memory = false;
+    let mut mmap_reads = true;
     let mut it = all.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
             "--memory" => memory = true,
+            "--no-mmap-reads" => mmap_reads = false,
             "--rounds" => {
                 rounds = it
                     .next()
@@ -237,6 +241,7 @@ fn args() -> Args {
         kparts: counts.get(2).copied().unwrap_or(200),
         rounds,
         memory,
+        mmap_reads,
     }
 }
 
@@ -247,6 +252,7 @@ fn main() {
         kparts,
         rounds,
         memory,
+        mmap_reads,
     } = args();
     let dir = tempfile::tempdir().expect("tempdir");
     let started = Instant::now();
@@ -275,8 +281,15 @@ fn main() {
             round + 1
         );
         let at = |d: &str| dir.path().join(format!("{d}-{round}"));
-        let (a, ra) = StrataRun::load(&at("strata"), parts, per, memory, Api::Typed);
-        let (b, rb) = StrataRun::load(&at("strata-items"), parts, per, memory, Api::Items);
+        let (a, ra) = StrataRun::load(&at("strata"), parts, per, memory, Api::Typed, mmap_reads);
+        let (b, rb) = StrataRun::load(
+            &at("strata-items"),
+            parts,
+            per,
+            memory,
+            Api::Items,
+            mmap_reads,
+        );
         let (c, rc) = SqliteRun::load(&at("sqlite"), parts, per);
         strata.rows[0].push(ra.per_sec());
         items.rows[0].push(rb.per_sec());

@@ -28,7 +28,7 @@ pub struct StrataRun {
 }
 
 impl StrataRun {
-    /// Creates the table in `dir` (or in memory), loads `parts × per` items in batches of
+    /// Creates the table in `dir` (or in memory; `mmap_reads` as `DbOptions`), loads `parts × per` items in batches of
     /// 1,000, then flushes and compacts so that reads do not race background compaction.
     pub fn load(
         dir: &std::path::Path,
@@ -36,11 +36,16 @@ impl StrataRun {
         per: usize,
         memory: bool,
         api: Api,
+        mmap_reads: bool,
     ) -> (Self, Rate) {
         let db = if memory {
             Db::memory().expect("memory db")
         } else {
-            Db::open_with(dir, DbOptions::default()).expect("open strata")
+            let options = DbOptions {
+                mmap_reads,
+                ..DbOptions::default()
+            };
+            Db::open_with(dir, options).expect("open strata")
         };
         let t = db
             .create_table(
