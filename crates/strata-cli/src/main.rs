@@ -56,17 +56,22 @@ enum Command {
 /// failing every later write with EPIPE (and panicking in `println!`). One mechanism for the
 /// whole binary, whatever subcommand writes. Nothing is lost: a write is acknowledged only
 /// after the engine has it (the same guarantee as under `kill -9`).
+///
+/// Not for commands that talk to a network peer (`--engine etcd://…`, `serve`): gRPC and HTTP/2
+/// write their sockets with `writev`, which (unlike `send` with `MSG_NOSIGNAL`) raises SIGPIPE
+/// when the peer is gone, so an etcd member killed during `kv load --resend-unknown`, or a
+/// client that hangs up on `serve`, would kill the whole process instead of failing (or
+/// retrying) one request. Those commands keep Rust's "ignore", and a closed stdout is an error.
 fn default_sigpipe() {
     // SAFETY: `signal` with a valid signal number and `SIG_DFL` only changes this process's
-    // disposition of SIGPIPE; it runs first thing in `main`, before any thread is spawned, and
-    // touches no memory of ours. Tested by the `closed_pipe` tests (real processes).
+    // disposition of SIGPIPE; it runs in `main` right after argument parsing, before any thread
+    // is spawned, and touches no memory of ours. Tested by the `closed_pipe` tests (real processes).
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }
 
 fn main() -> ExitCode {
-    default_sigpipe();
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
@@ -85,6 +90,9 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if cli.engine.is_none() && !matches!(cli.command, Command::Serve(_)) {
+        default_sigpipe();
+    }
     let result = store::from_args(cli.db, cli.engine).and_then(|store| match cli.command {
         Command::Key(a) => key::run(a),
         Command::Kv(a) => kv::run(a, store),
