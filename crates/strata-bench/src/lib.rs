@@ -16,3 +16,34 @@ pub fn time_per_call(min: Duration, mut f: impl FnMut()) -> Duration {
     }
     start.elapsed() / n.max(1)
 }
+
+/// xorshift64 (shifts 13, 7, 17): the deterministic generator of the `tables`, `tables_prof`,
+/// `centidb` and `etcd` benchmarks (the same seed gives the same workload in every round).
+pub struct Rng(pub u64);
+
+impl Rng {
+    /// The next value.
+    #[allow(clippy::should_implement_trait)]
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    /// A value in `0..n`.
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+/// `n` threads, thread `i` running `f(i)`; the sum of their results (the 4-segment scans).
+pub fn parallel_sum(n: u32, f: impl Fn(u32) -> usize + Sync) -> usize {
+    let f = &f;
+    std::thread::scope(|sc| {
+        let hs: Vec<_> = (0..n).map(|i| sc.spawn(move || f(i))).collect();
+        hs.into_iter().map(|h| h.join().expect("thread")).sum()
+    })
+}
+
+pub mod tables_workload;

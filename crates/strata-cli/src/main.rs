@@ -57,11 +57,12 @@ enum Command {
 /// whole binary, whatever subcommand writes. Nothing is lost: a write is acknowledged only
 /// after the engine has it (the same guarantee as under `kill -9`).
 ///
-/// Not for commands that talk to a network peer (`--engine etcd://…`, `serve`): gRPC and HTTP/2
-/// write their sockets with `writev`, which (unlike `send` with `MSG_NOSIGNAL`) raises SIGPIPE
-/// when the peer is gone, so an etcd member killed during `kv load --resend-unknown`, or a
-/// client that hangs up on `serve`, would kill the whole process instead of failing (or
-/// retrying) one request. Those commands keep Rust's "ignore", and a closed stdout is an error.
+/// Not for commands that talk to a network peer (`--engine etcd://…`, `serve`): with the
+/// default action, `kv load --resend-unknown` on etcd died of SIGPIPE when the test killed an
+/// etcd member (`tests/etcd.rs`, seen twice; stdout was still read), most likely from a socket
+/// write by `writev`, which, unlike `send` with `MSG_NOSIGNAL`, raises SIGPIPE when the peer is
+/// gone; a client hanging up on `serve` is the same risk. Such a peer must fail (or retry) one
+/// request, not kill the process. Those commands keep Rust's "ignore", and a closed stdout is an error.
 fn default_sigpipe() {
     // SAFETY: `signal` with a valid signal number and `SIG_DFL` only changes this process's
     // disposition of SIGPIPE; it runs in `main` right after argument parsing, before any thread

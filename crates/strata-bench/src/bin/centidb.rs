@@ -30,18 +30,7 @@ use strata_centidb::{
 use strata_key::{tuple, Value};
 use strata_lsm::{Direction, Engine, KeyRange, LsmEngine, LsmOptions};
 
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
+use strata_bench::Rng;
 
 const PATHS: [&str; 8] = [
     "/api/v1/users/{}/orders",

@@ -131,18 +131,7 @@ fn self_rss() -> f64 {
         .unwrap_or(0.0)
 }
 
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
+use strata_bench::Rng;
 
 fn key(p: usize, s: usize) -> Vec<u8> {
     let mut k = partition(p);

@@ -24,39 +24,9 @@ use strata::{
 };
 use strata_key::{Kind, Value};
 
-/// One row for the typed API.
-#[derive(serde::Serialize, serde::Deserialize)]
-struct Row {
-    user: String,
-    ts: i64,
-    body: String,
-    n: i64,
-}
+use strata_bench::tables_workload::{body, user, Row};
 
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
-
-fn user(p: usize) -> String {
-    format!("user{p:06}")
-}
-
-fn body(p: usize, s: usize) -> String {
-    let mut b = format!("body of {p}/{s} ");
-    while b.len() < 64 {
-        b.push((b'a' + (b.len() % 26) as u8) as char);
-    }
-    b
-}
+use strata_bench::Rng;
 
 fn schema() -> TableSchema {
     TableSchema::new("items", vec![KeyField::new("user", Kind::Text)])

@@ -76,18 +76,11 @@ impl KstoneRun {
             assert_eq!(r.items.len(), n);
         });
         let scan4 = timed(n as u64, || {
-            let total: usize = std::thread::scope(|sc| {
-                let hs: Vec<_> = (0..4)
-                    .map(|i| {
-                        sc.spawn(move || {
-                            db.scan(KScan::new().segment(i, 4))
-                                .expect("scan")
-                                .items
-                                .len()
-                        })
-                    })
-                    .collect();
-                hs.into_iter().map(|h| h.join().expect("thread")).sum()
+            let total = strata_bench::parallel_sum(4, |i| {
+                db.scan(KScan::new().segment(i as usize, 4))
+                    .expect("scan")
+                    .items
+                    .len()
             });
             assert_eq!(total, n);
         });

@@ -42,44 +42,12 @@ use kstone_run::KstoneRun;
 use sqlite_run::SqliteRun;
 use strata_run::{Api, StrataRun};
 
-const BODY_LEN: usize = 64;
-
 /// Queries per query row (Strata and SQLite).
 const QUERIES: u64 = 5_000;
 
-/// One row as the typed API reads and writes it (the columns SQLite returns per row).
-#[derive(Debug, serde::Serialize, serde::Deserialize)]
-struct Row {
-    user: String,
-    ts: i64,
-    body: String,
-    n: i64,
-}
+use strata_bench::tables_workload::{body, user, Row};
 
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
-
-fn user(p: usize) -> String {
-    format!("user{p:06}")
-}
-
-fn body(p: usize, s: usize) -> String {
-    let mut b = format!("body of {p}/{s} ");
-    while b.len() < BODY_LEN {
-        b.push((b'a' + (b.len() % 26) as u8) as char);
-    }
-    b
-}
+use strata_bench::Rng;
 
 /// One measured row: operations done and the time they took.
 #[derive(Clone, Copy, Default)]

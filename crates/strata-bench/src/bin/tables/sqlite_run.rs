@@ -131,16 +131,9 @@ impl SqliteRun {
         let scan = timed(n as u64, || assert_eq!(scan_range(c, 0, parts), n));
         let path = &self.path;
         let scan4 = timed(n as u64, || {
-            let total: usize = std::thread::scope(|sc| {
-                let hs: Vec<_> = (0..4)
-                    .map(|i| {
-                        sc.spawn(move || {
-                            let conn = open(path);
-                            scan_range(&conn, parts * i / 4, parts * (i + 1) / 4)
-                        })
-                    })
-                    .collect();
-                hs.into_iter().map(|h| h.join().expect("thread")).sum()
+            let total = strata_bench::parallel_sum(4, |i| {
+                let (i, conn) = (i as usize, open(path));
+                scan_range(&conn, parts * i / 4, parts * (i + 1) / 4)
             });
             assert_eq!(total, n);
         });

@@ -194,12 +194,7 @@ impl StrataRun {
         });
         let scan = timed(n as u64, || assert_eq!(self.scan_segment(0, 1), n));
         let scan4 = timed(n as u64, || {
-            let total: usize = std::thread::scope(|sc| {
-                let hs: Vec<_> = (0..4)
-                    .map(|i| sc.spawn(move || self.scan_segment(i, 4)))
-                    .collect();
-                hs.into_iter().map(|h| h.join().expect("thread")).sum()
-            });
+            let total = strata_bench::parallel_sum(4, |i| self.scan_segment(i, 4));
             assert_eq!(total, n);
         });
         Reads {
