@@ -17,6 +17,7 @@ use strata_centidb::{typed, Doc, FnSpec};
 use strata_lsm::{Direction, Engine, KeyRange, LsmEngine, LsmOptions, Partitioner, SyncMode};
 
 use crate::lines::{utf8, LineError, Lines};
+use crate::output::Out;
 use crate::store::Store;
 use crate::CliError;
 
@@ -283,10 +284,6 @@ fn save_catalog(dir: &Path, c: &Catalog) -> Result<(), CliError> {
     write().map_err(|e| CliError::failure(format!("{}: {e}", p.display())))
 }
 
-fn stdout_err(e: std::io::Error) -> CliError {
-    CliError::failure(format!("cannot write to stdout: {e}"))
-}
-
 /// A JSON argument; a word that is not JSON is text.
 fn json_arg(s: &str) -> Json {
     serde_json::from_str(s).unwrap_or_else(|_| Json::String(s.to_owned()))
@@ -402,11 +399,11 @@ impl Session {
 }
 
 fn print_lines(lines: &[Json]) -> Result<(), CliError> {
-    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    let mut out = Out::stdout();
     for l in lines {
-        writeln!(out, "{l}").map_err(stdout_err)?;
+        out.line(l)?;
     }
-    out.flush().map_err(stdout_err)
+    out.flush()
 }
 
 fn range_op(op: &mut Json, r: &RangeArgs) -> Result<(), CliError> {
@@ -443,13 +440,12 @@ pub fn run(a: CentidbArgs, store: Option<Store>) -> Result<u8, CliError> {
             let it = e
                 .range(KeyRange::all(), Direction::Forward)
                 .map_err(engine_err)?;
-            let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+            let mut out = Out::stdout();
             for kv in it {
                 let (k, v) = kv.map_err(engine_err)?;
-                writeln!(out, "{}", json!({"k": hex::encode(k), "v": hex::encode(v)}))
-                    .map_err(stdout_err)?;
+                out.line(json!({"k": hex::encode(k), "v": hex::encode(v)}))?;
             }
-            out.flush().map_err(stdout_err)?;
+            out.flush()?;
             e.close().map_err(engine_err)?;
             Ok(0)
         }
@@ -557,13 +553,13 @@ pub fn run(a: CentidbArgs, store: Option<Store>) -> Result<u8, CliError> {
                 op["packer"] = json!(p);
             }
             // Each key is printed (and flushed) once its record is durable: an ack.
-            let mut out = std::io::stdout().lock();
+            let mut out = Out::stdout();
             let mut one = |s: &mut Session, v: &str| -> Result<(), CliError> {
                 let mut o = op.clone();
                 o["value"] = json_arg(v);
                 let r = s.op(&o)?;
-                writeln!(out, "{}", present(&r["key"], typed_out)).map_err(stdout_err)?;
-                out.flush().map_err(stdout_err)
+                out.line(present(&r["key"], typed_out))?;
+                out.flush()
             };
             match value {
                 Some(v) => one(&mut s, v)?,
@@ -729,7 +725,7 @@ fn apply(a: &CentidbArgs, dir: &Path) -> Result<u8, CliError> {
     let catalog = load_catalog(dir)?;
     let dynengine: Arc<dyn Engine> = engine.clone();
     let mut r = Replayer::new(dynengine, catalog);
-    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    let mut out = Out::stdout();
     let mut input = Lines::new(std::io::stdin().lock());
     let mut fatal = None;
     loop {
@@ -757,12 +753,12 @@ fn apply(a: &CentidbArgs, dir: &Path) -> Result<u8, CliError> {
             save_catalog(dir, &r.catalog)?;
             r.catalog_changed = false;
         }
-        writeln!(out, "{res}").map_err(stdout_err)?;
+        out.line(&res)?;
         if fatal.is_some() {
             break;
         }
     }
-    out.flush().map_err(stdout_err)?;
+    out.flush()?;
     drop(r);
     engine.close().map_err(engine_err)?;
     match fatal {

@@ -6,9 +6,11 @@ pub const EXIT_LOCKED: u8 = 3;
 /// A failure to report: `message` goes to stderr as one line, `code` is the exit code.
 #[derive(Debug)]
 pub struct CliError {
-    /// Exit code (2 for invalid input, 3 when the database is locked, 1 for other failures).
+    /// Exit code (2 for invalid input, 3 when the database is locked, 141 when stdout was
+    /// closed, 1 for other failures).
     pub code: u8,
-    /// One line saying what is wrong and where.
+    /// One line saying what is wrong and where (empty for [`CliError::closed`]: nothing is
+    /// printed).
     pub message: String,
 }
 
@@ -34,6 +36,15 @@ impl CliError {
         CliError {
             code: EXIT_LOCKED,
             message: one_line(message.into()),
+        }
+    }
+
+    /// Stdout was closed by its reader (EPIPE): no message, exit code
+    /// [`crate::output::EXIT_CLOSED`]. See [`crate::output`].
+    pub fn closed() -> CliError {
+        CliError {
+            code: crate::output::EXIT_CLOSED,
+            message: String::new(),
         }
     }
 

@@ -1,6 +1,5 @@
 //! `strata hyperdb`: hyperdb (DEP-0004) databases in a directory, as the reference lays them out.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -11,6 +10,7 @@ use strata_hyperdb::{
 };
 
 use crate::lines::{utf8, LineError, Lines};
+use crate::output::Out;
 use crate::CliError;
 
 /// Arguments of `strata hyperdb`.
@@ -186,14 +186,9 @@ fn node_line(n: &Node) -> String {
     )
 }
 
-fn write_out(out: &mut impl Write, line: &str) -> Result<(), CliError> {
-    writeln!(out, "{line}").map_err(CliError::from)
-}
-
 /// Runs `strata hyperdb`.
 pub fn run(args: HyperdbArgs) -> Result<u8, CliError> {
-    let stdout = std::io::stdout();
-    let mut out = std::io::BufWriter::new(stdout.lock());
+    let mut out = Out::stdout();
     let code = match args.command {
         HyperdbCommand::Create {
             dir,
@@ -209,7 +204,7 @@ pub fn run(args: HyperdbArgs) -> Result<u8, CliError> {
                 },
             )
             .map_err(lib_err)?;
-            write_out(&mut out, &hex::encode(db.key()))?;
+            out.line(hex::encode(db.key()))?;
             0
         }
         HyperdbCommand::Put {
@@ -239,10 +234,10 @@ pub fn run(args: HyperdbArgs) -> Result<u8, CliError> {
             Some(n) => {
                 let v = n.value.clone().unwrap_or_default();
                 if hex {
-                    write_out(&mut out, &hex::encode(v))?;
+                    out.line(hex::encode(v))?;
                 } else {
-                    out.write_all(&v)?;
-                    out.write_all(b"\n")?;
+                    out.bytes(&v)?;
+                    out.bytes(b"\n")?;
                 }
                 0
             }
@@ -265,7 +260,7 @@ pub fn run(args: HyperdbArgs) -> Result<u8, CliError> {
             };
             for nodes in db.snapshot().iter(&prefix, opts) {
                 for n in nodes.map_err(lib_err)? {
-                    write_out(&mut out, &node_line(&n))?;
+                    out.line(node_line(&n))?;
                 }
             }
             0
@@ -281,7 +276,7 @@ pub fn run(args: HyperdbArgs) -> Result<u8, CliError> {
         HyperdbCommand::Blocks { dir } => {
             let db = open_ro(&dir)?;
             for seq in 0..db.len() {
-                write_out(&mut out, &hex::encode(db.block(seq).map_err(lib_err)?))?;
+                out.line(hex::encode(db.block(seq).map_err(lib_err)?))?;
             }
             0
         }
@@ -289,7 +284,7 @@ pub fn run(args: HyperdbArgs) -> Result<u8, CliError> {
             let db = open_ro(&dir)?;
             for n in db.snapshot().history(reverse) {
                 let n: Arc<Node> = n.map_err(lib_err)?;
-                write_out(&mut out, &node_line(&n))?;
+                out.line(node_line(&n))?;
             }
             0
         }

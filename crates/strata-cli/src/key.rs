@@ -1,13 +1,12 @@
 //! `strata key`: encode, decode and stripe keys.
 
-use std::io::Write;
-
 use clap::{Args, Subcommand, ValueEnum};
 use strata_key::codec::native::{decode_with_orders, NativeCodec, Order};
 use strata_key::json::{key_from_json, key_to_json, tuple_to_json, OrderFlags};
 use strata_key::TupleCodec;
 
 use crate::lines::{utf8, LineError, Lines};
+use crate::output::Out;
 use crate::CliError;
 
 /// Arguments of `strata key`.
@@ -120,21 +119,9 @@ fn each_input(
     arg: Option<String>,
     mut f: impl FnMut(&str) -> Result<String, String>,
 ) -> Result<u8, CliError> {
-    let stdout = std::io::stdout();
-    let mut out = std::io::BufWriter::new(stdout.lock());
-    let mut emit = |line: String| -> Result<(), CliError> {
-        match writeln!(out, "{line}") {
-            Ok(()) => Ok(()),
-            // A closed pipe (e.g. `| head`) is not an error worth a message.
-            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Err(CliError {
-                code: 0,
-                message: String::new(),
-            }),
-            Err(e) => Err(e.into()),
-        }
-    };
+    let mut out = Out::stdout();
     match arg {
-        Some(a) => emit(f(&a).map_err(CliError::input)?)?,
+        Some(a) => out.line(f(&a).map_err(CliError::input)?)?,
         None => {
             // Read as bytes, each line at most 16 MiB: a bad line is an error naming it, after
             // the outputs of the lines before it.
@@ -153,23 +140,17 @@ fn each_input(
                 let text = utf8(line, n).map_err(|m| CliError::input(format!("stdin {m}")))?;
                 let r = f(text.trim_end_matches('\r'))
                     .map_err(|e| CliError::input(format!("stdin line {n}: {e}")))?;
-                emit(r)?;
+                out.line(r)?;
             }
         }
     }
-    out.flush().or_else(|e| {
-        if e.kind() == std::io::ErrorKind::BrokenPipe {
-            Ok(())
-        } else {
-            Err(e)
-        }
-    })?;
+    out.flush()?;
     Ok(0)
 }
 
 /// Runs `strata key`.
 pub fn run(args: KeyArgs) -> Result<u8, CliError> {
-    let result = match args.command {
+    match args.command {
         KeyCommand::Encode { codec, tuple } => {
             let c = make_codec(&codec)?;
             let schema_orders = match (codec.codec, &codec.schema) {
@@ -219,12 +200,10 @@ pub fn run(args: KeyArgs) -> Result<u8, CliError> {
             } else {
                 pk.into_bytes()
             };
-            println!("{}", strata_key::keystone::stripe(&bytes));
+            let mut out = Out::stdout();
+            out.line(strata_key::keystone::stripe(&bytes))?;
+            out.flush()?;
             Ok(0)
         }
-    };
-    match result {
-        Err(e) if e.code == 0 && e.message.is_empty() => Ok(0),
-        other => other,
     }
 }

@@ -1,6 +1,6 @@
 //! `strata kv --db DIR <command>`: raw key-value access to a database directory.
 
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::ops::Bound;
 use std::path::Path;
 
@@ -10,6 +10,7 @@ use strata_lsm::{
 };
 
 use crate::lines::{utf8, LineError, Lines};
+use crate::output::{warn, Out};
 use crate::record::parse_record;
 use crate::store::{Opened, Store};
 use crate::CliError;
@@ -186,10 +187,6 @@ fn open_read_only(store: &Store, partitioner: &Option<Partitioner>) -> Result<Op
         .map_err(engine_err)
 }
 
-fn stdout_err(e: std::io::Error) -> CliError {
-    CliError::failure(format!("cannot write to stdout: {e}"))
-}
-
 /// Runs `strata kv`.
 pub fn run(args: KvArgs, store: Option<Store>) -> Result<u8, CliError> {
     let store =
@@ -222,9 +219,10 @@ pub fn run(args: KvArgs, store: Option<Store>) -> Result<u8, CliError> {
             e.close().map_err(engine_err)?;
             match v {
                 Some(v) => {
-                    let mut out = std::io::stdout().lock();
-                    out.write_all(&encode(&v, hex)).map_err(stdout_err)?;
-                    out.write_all(b"\n").map_err(stdout_err)?;
+                    let mut out = Out::stdout();
+                    out.bytes(&encode(&v, hex))?;
+                    out.bytes(b"\n")?;
+                    out.flush()?;
                     Ok(0)
                 }
                 None => Ok(1),
@@ -268,15 +266,15 @@ pub fn run(args: KvArgs, store: Option<Store>) -> Result<u8, CliError> {
                 Direction::Forward
             };
             let it = e.range(range, dir).map_err(engine_err)?;
-            let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+            let mut out = Out::stdout();
             for (n, item) in it.enumerate() {
                 if limit.is_some_and(|l| n as u64 >= l) {
                     break;
                 }
                 let (k, v) = item.map_err(engine_err)?;
-                crate::record::write_record(&mut out, &k, &v, hex).map_err(stdout_err)?;
+                out.with(|w| crate::record::write_record(w, &k, &v, hex))?;
             }
-            out.flush().map_err(stdout_err)?;
+            out.flush()?;
             Ok(0)
         }
         KvCommand::Load {
@@ -301,7 +299,9 @@ pub fn run(args: KvArgs, store: Option<Store>) -> Result<u8, CliError> {
                     "raft_term": s.raft_term,
                     "db_size": s.db_size,
                 });
-                println!("{j}");
+                let mut out = Out::stdout();
+                out.line(j)?;
+                out.flush()?;
                 return Ok(0);
             }
             let s = e.local("kv stats")?.stats().map_err(engine_err)?;
@@ -314,7 +314,9 @@ pub fn run(args: KvArgs, store: Option<Store>) -> Result<u8, CliError> {
                 "memtable_bytes": s.memtable_bytes,
                 "wal_bytes": s.wal_bytes,
             });
-            println!("{j}");
+            let mut out = Out::stdout();
+            out.line(j)?;
+            out.flush()?;
             Ok(0)
         }
     }
@@ -330,27 +332,26 @@ fn check(dir: &Path) -> Result<u8, CliError> {
         )));
     }
     let r = strata_lsm::check(dir, None).map_err(engine_err)?;
-    let mut out = std::io::stdout().lock();
+    let mut out = Out::stdout();
     for p in &r.problems {
-        writeln!(out, "{p}").map_err(stdout_err)?;
+        out.line(p)?;
     }
     for n in &r.notes {
-        writeln!(out, "note: {n}").map_err(stdout_err)?;
+        out.line(format_args!("note: {n}"))?;
     }
     if !r.is_ok() {
-        out.flush().map_err(stdout_err)?;
+        out.flush()?;
         return Err(CliError::failure(format!(
             "{} problem(s) in {} (see above; `strata kv repair` recovers what can be recovered)",
             r.problems.len(),
             dir.display()
         )));
     }
-    writeln!(
-        out,
+    out.line(format_args!(
         "ok: {} SSTs ({} entries) and {} WAL records verified",
         r.ssts, r.entries, r.wal_records
-    )
-    .map_err(stdout_err)?;
+    ))?;
+    out.flush()?;
     Ok(0)
 }
 
@@ -363,26 +364,31 @@ fn repair(dir: &Path, partitioner: &Option<Partitioner>) -> Result<u8, CliError>
         )));
     }
     let r = strata_lsm::repair(dir, options(SyncMode::Always, partitioner)).map_err(engine_err)?;
-    let mut out = std::io::stdout().lock();
+    let mut out = Out::stdout();
     if r.nothing_to_do() {
-        writeln!(out, "ok: nothing to repair").map_err(stdout_err)?;
+        out.line("ok: nothing to repair")?;
+        out.flush()?;
         return Ok(0);
     }
     for p in &r.problems {
-        writeln!(out, "found: {p}").map_err(stdout_err)?;
+        out.line(format_args!("found: {p}"))?;
     }
     for a in &r.actions {
-        writeln!(out, "repaired: {a}").map_err(stdout_err)?;
+        out.line(format_args!("repaired: {a}"))?;
     }
     for l in &r.lost {
-        writeln!(out, "lost: {l}").map_err(stdout_err)?;
+        out.line(format_args!("lost: {l}"))?;
     }
     if let Some(m) = &r.moved_to {
-        writeln!(out, "kept: files moved aside are in {}", m.display()).map_err(stdout_err)?;
+        out.line(format_args!(
+            "kept: files moved aside are in {}",
+            m.display()
+        ))?;
     }
     if r.lost.is_empty() {
-        writeln!(out, "ok: nothing was lost").map_err(stdout_err)?;
+        out.line("ok: nothing was lost")?;
     }
+    out.flush()?;
     let after = strata_lsm::check(dir, None).map_err(engine_err)?;
     if !after.is_ok() {
         return Err(CliError::failure(format!(
@@ -415,7 +421,9 @@ fn write_load_batch(
         match e.write(batch.clone()) {
             Err(strata_lsm::Error::OutcomeUnknown(m)) if sent < RESENDS => {
                 sent += 1;
-                eprintln!("strata: records {records}: {m}; sending them again ({sent}/{RESENDS})");
+                warn(format_args!(
+                    "strata: records {records}: {m}; sending them again ({sent}/{RESENDS})"
+                ));
                 std::thread::sleep(std::time::Duration::from_millis(200 * sent as u64));
             }
             r => return r,
@@ -446,7 +454,7 @@ fn load(
         None
     };
     let mut input = Lines::new(std::io::stdin().lock());
-    let mut out = std::io::stdout().lock();
+    let mut out = Out::stdout();
     let mut batch = WriteBatch::new();
     let mut done: u64 = 0;
     // Batches also fit the engine's limits (etcd: 128 ops, 1.5 MiB by default).
@@ -464,8 +472,8 @@ fn load(
         })?;
         *done += n;
         if ack {
-            writeln!(out, "acked {done}").map_err(stdout_err)?;
-            out.flush().map_err(stdout_err)?;
+            out.line(format_args!("acked {done}"))?;
+            out.flush()?;
         }
         if let Some(b) = &bar {
             b.set_position(*done);

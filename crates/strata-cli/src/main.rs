@@ -1,5 +1,9 @@
 //! `strata`: the command line of the Strata database. Thin: every subcommand parses its
-//! arguments, calls the library and prints.
+//! arguments, calls the library and prints through [`output`], the one output path.
+
+// Stdout and stderr only through `output` (a closed pipe is an error handled there, never a
+// panic in `println!`); `tests/hygiene.rs` also checks the sources for `io::stdout`.
+#![deny(clippy::print_stdout, clippy::print_stderr)]
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -11,6 +15,7 @@ mod error;
 mod hyperdb;
 mod key;
 mod kv;
+mod output;
 mod serve;
 mod store;
 mod table;
@@ -50,28 +55,6 @@ enum Command {
     Serve(serve::ServeArgs),
 }
 
-/// Restores the default action of SIGPIPE (terminate the process), which Rust's runtime sets
-/// to "ignore" before `main`. Then output into a closed pipe (`strata kv scan | head -1`)
-/// ends the process quietly — exit status 141 in a shell, like `cat` or `grep` — instead of
-/// failing every later write with EPIPE (and panicking in `println!`). One mechanism for the
-/// whole binary, whatever subcommand writes. Nothing is lost: a write is acknowledged only
-/// after the engine has it (the same guarantee as under `kill -9`).
-///
-/// Not for commands that talk to a network peer (`--engine etcd://…`, `serve`): with the
-/// default action, `kv load --resend-unknown` on etcd died of SIGPIPE when the test killed an
-/// etcd member (`tests/etcd.rs`, seen twice; stdout was still read), most likely from a socket
-/// write by `writev`, which, unlike `send` with `MSG_NOSIGNAL`, raises SIGPIPE when the peer is
-/// gone; a client hanging up on `serve` is the same risk. Such a peer must fail (or retry) one
-/// request, not kill the process. Those commands keep Rust's "ignore", and a closed stdout is an error.
-fn default_sigpipe() {
-    // SAFETY: `signal` with a valid signal number and `SIG_DFL` only changes this process's
-    // disposition of SIGPIPE; it runs in `main` right after argument parsing, before any thread
-    // is spawned, and touches no memory of ours. Tested by the `closed_pipe` tests (real processes).
-    unsafe {
-        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
-    }
-}
-
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(c) => c,
@@ -79,21 +62,28 @@ fn main() -> ExitCode {
             // Help and version go to stdout with success; usage errors are one line on
             // stderr and exit code 2.
             if !e.use_stderr() {
-                let _ = e.print();
-                return ExitCode::SUCCESS;
+                return match e.print() {
+                    Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+                        ExitCode::from(output::EXIT_CLOSED)
+                    }
+                    _ => ExitCode::SUCCESS,
+                };
             }
             let text = e.to_string();
             let first = text.lines().next().unwrap_or("invalid arguments");
-            eprintln!(
+            output::warn(format_args!(
                 "strata: {} (see --help)",
                 first.trim_start_matches("error: ")
-            );
+            ));
             return ExitCode::from(2);
         }
     };
-    if cli.engine.is_none() && !matches!(cli.command, Command::Serve(_)) {
-        default_sigpipe();
-    }
+    // SIGPIPE stays ignored (as Rust's runtime sets it before `main`) for every command: a
+    // closed stdout, a client hanging up on `serve`, an etcd member going away are write errors
+    // (EPIPE) handled where they happen; a closed stdout ends the command quietly with exit
+    // code 141 (see `output`). The default action (terminate) once killed `strata serve` and
+    // `kv load` on etcd from a socket write (`writev` raises SIGPIPE, unlike `send` with
+    // `MSG_NOSIGNAL`), so it is not restored for any command.
     let result = store::from_args(cli.db, cli.engine).and_then(|store| match cli.command {
         Command::Key(a) => key::run(a),
         Command::Kv(a) => kv::run(a, store),
@@ -105,7 +95,10 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
-            eprintln!("strata: {}", e.message);
+            // A closed stdout (`CliError::closed`) has no message: it ends quietly.
+            if !e.message.is_empty() {
+                output::warn(format_args!("strata: {}", e.message));
+            }
             ExitCode::from(e.code)
         }
     }

@@ -24,7 +24,8 @@ fn write_bytes(out: &mut impl Write, b: &[u8], hex: bool) -> io::Result<()> {
         return write!(out, "\"{}\"", hex::encode(b));
     }
     match std::str::from_utf8(b) {
-        Ok(s) => serde_json::to_writer(&mut *out, s).map_err(io::Error::other),
+        // `io::Error::from` keeps a write error as it was (a closed pipe stays `BrokenPipe`).
+        Ok(s) => serde_json::to_writer(&mut *out, s).map_err(io::Error::from),
         Err(_) => write!(out, "{{\"hex\":\"{}\"}}", hex::encode(b)),
     }
 }
@@ -101,6 +102,27 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn a_write_error_keeps_its_kind() {
+        struct Closed;
+        impl Write for Closed {
+            fn write(&mut self, _: &[u8]) -> io::Result<usize> {
+                Err(io::ErrorKind::BrokenPipe.into())
+            }
+            fn flush(&mut self) -> io::Result<()> {
+                Ok(())
+            }
+        }
+        for (k, hex) in [(&b"text"[..], false), (b"\xff", false), (b"text", true)] {
+            let e = write_record(&mut Closed, k, b"v", hex).unwrap_err();
+            assert_eq!(e.kind(), io::ErrorKind::BrokenPipe, "{k:?} {hex}");
+        }
+        // The first write of the string itself fails (the prefix fits).
+        let mut room = [0u8; 5];
+        let e = write_record(&mut &mut room[..], b"text", b"v", false).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::WriteZero);
     }
 
     #[test]

@@ -10,6 +10,7 @@ use strata::{Db, DbOptions};
 use strata_dynamo::Dynamo;
 use strata_server::{Credentials, Server, ServerConfig};
 
+use crate::output::{warn, Out};
 use crate::store::Store;
 use crate::CliError;
 
@@ -141,8 +142,20 @@ pub fn run(a: ServeArgs, store: Option<Store>) -> Result<u8, CliError> {
     let served = runtime.block_on(async {
         let server = Server::bind(a.listen, dynamo.clone(), config).await?;
         let addr = server.local_addr()?;
-        // One line on stdout that scripts can wait for.
-        println!("strata serve: listening on http://{addr} ({where_}; {auth})");
+        // One line on stdout that scripts can wait for. The server's job is its socket: with
+        // stdout closed (nobody waits for the line) it keeps serving, and says so on stderr.
+        let mut out = Out::stdout();
+        let banner = out
+            .line(format_args!(
+                "strata serve: listening on http://{addr} ({where_}; {auth})"
+            ))
+            .and_then(|()| out.flush());
+        drop(out);
+        if banner.is_err() {
+            warn(format_args!(
+                "strata serve: listening on http://{addr} (stdout is closed)"
+            ));
+        }
         let report = server.run(strata_server::shutdown_signal()).await?;
         Ok::<_, strata_server::ServerError>(report)
     });
@@ -151,11 +164,9 @@ pub fn run(a: ServeArgs, store: Option<Store>) -> Result<u8, CliError> {
     let report = served.map_err(|e| CliError::failure(e.to_string()))?;
     closed.map_err(|e| CliError::failure(format!("closing the database: {e}")))?;
     if report.connections_dropped {
-        eprintln!(
-            "strata serve: stopped (connections still busy after the grace period were dropped)"
-        );
+        warn("strata serve: stopped (connections still busy after the grace period were dropped)");
     } else {
-        eprintln!("strata serve: stopped");
+        warn("strata serve: stopped");
     }
     Ok(0)
 }

@@ -62,9 +62,9 @@ pub fn open_etcd(url: &str) -> Result<EtcdEngine, CliError> {
     let serializable = options.reads == ReadConsistency::Serializable;
     let e = EtcdEngine::connect(options).map_err(engine_error)?;
     if serializable {
-        eprintln!(
+        crate::output::warn(
             "strata: note: reads=serializable: reads are answered by any one etcd member and \
-             may be stale"
+             may be stale",
         );
     }
     Ok(e)

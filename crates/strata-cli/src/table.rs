@@ -10,7 +10,7 @@
 //! references come from `--names '{"#n":"name"}'` and `--values '{":v":5}'` (values in this
 //! command line's JSON). A failed condition exits with code 1.
 
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::path::Path;
 
 use clap::{Args, Subcommand};
@@ -19,6 +19,7 @@ use strata::{json as sj, Batch, Db, Error, Rows, Table, TableSchema};
 use strata_dynamo::embedded::{self, ExpressionText, Expressions};
 
 use crate::lines::{utf8, LineError, Lines};
+use crate::output::Out;
 use crate::store::Store;
 use crate::CliError;
 use strata_lsm::BatchLimits;
@@ -236,10 +237,6 @@ fn parse_json(text: &str, what: &str) -> Result<Json, CliError> {
     })
 }
 
-fn out_line(out: &mut impl Write, j: &Json) -> Result<(), CliError> {
-    writeln!(out, "{j}").map_err(CliError::from)
-}
-
 /// Runs `strata table`.
 pub fn run(args: TableArgs, store: Option<Store>) -> Result<u8, CliError> {
     let db = match store {
@@ -296,8 +293,7 @@ fn table(db: &Db, name: &str) -> Result<Table, CliError> {
 }
 
 fn run_on(cmd: TableCommand, db: &Db) -> Result<u8, CliError> {
-    let stdout = std::io::stdout();
-    let mut out = std::io::BufWriter::new(stdout.lock());
+    let mut out = Out::stdout();
     match cmd {
         TableCommand::Create { schema } => {
             let j = parse_json(&schema, "schema")?;
@@ -308,7 +304,7 @@ fn run_on(cmd: TableCommand, db: &Db) -> Result<u8, CliError> {
         TableCommand::Drop { name } => db.drop_table(&name).map_err(db_error)?,
         TableCommand::List => {
             for s in db.tables() {
-                writeln!(out, "{}", s.to_json())?;
+                out.line(s.to_json())?;
             }
         }
         TableCommand::Put {
@@ -387,7 +383,7 @@ fn run_on(cmd: TableCommand, db: &Db) -> Result<u8, CliError> {
             )?;
             let k = sj::key_for_table(&t, &parse_json(&key, "key")?).map_err(db_error)?;
             match t.get(&k).map_err(db_error)? {
-                Some(it) => out_line(&mut out, &sj::item_to_json(&e.project(it)))?,
+                Some(it) => out.line(sj::item_to_json(&e.project(it)))?,
                 None => return Ok(1),
             }
         }
@@ -445,7 +441,7 @@ fn run_on(cmd: TableCommand, db: &Db) -> Result<u8, CliError> {
             )?;
             let k = sj::key_for_table(&t, &parse_json(&key, "key")?).map_err(db_error)?;
             if let Some(it) = embedded::update_item(db, &t, &k, &e).map_err(api_error)? {
-                out_line(&mut out, &sj::item_to_json(&it))?;
+                out.line(sj::item_to_json(&it))?;
             }
         }
         TableCommand::Query {
@@ -490,23 +486,15 @@ fn read_expressions(t: &Table, read: &ReadArgs) -> Result<Expressions, CliError>
 }
 
 /// Prints the items as they are read (memory stays bounded), then the last key if any.
-fn print_rows(
-    out: &mut impl Write,
-    t: &Table,
-    mut rows: Rows,
-    e: &Expressions,
-) -> Result<(), CliError> {
+fn print_rows(out: &mut Out, t: &Table, mut rows: Rows, e: &Expressions) -> Result<(), CliError> {
     for item in rows.by_ref() {
         let item = item.map_err(db_error)?;
         if e.keeps(&item) {
-            out_line(out, &sj::item_to_json(&e.project(item)))?;
+            out.line(sj::item_to_json(&e.project(item)))?;
         }
     }
     if let Some(k) = rows.last_key() {
-        out_line(
-            out,
-            &serde_json::json!({ "last_key": sj::key_to_json(t, k) }),
-        )?;
+        out.line(serde_json::json!({ "last_key": sj::key_to_json(t, k) }))?;
     }
     Ok(())
 }
