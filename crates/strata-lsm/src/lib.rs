@@ -6,6 +6,7 @@
 
 pub mod check;
 pub mod coding;
+pub mod crash_point;
 pub mod engine;
 pub mod error;
 pub mod filename;

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use super::inner::Inner;
 use super::maint::Maint;
 use super::version::{overlapping, FileRef, Levels, StripeVersion};
+use crate::crash_point;
 use crate::engine::Direction;
 use crate::error::{Error, Result};
 use crate::iter::{LevelSource, MergeIter};
@@ -273,7 +274,9 @@ impl Inner {
             });
         }
         edits.push(Edit::NextFile(self.next_file.load(Ordering::SeqCst)));
+        crash_point::reached(crash_point::COMPACT_SYNCED);
         m.log_and_apply(edits)?;
+        crash_point::reached(crash_point::COMPACT_LOGGED);
         self.written.compacted(
             removed.iter().map(|(_, t)| t.meta.size).sum(),
             outputs.iter().map(|t| t.meta.size).sum(),

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use super::inner::{Frozen, Inner};
 use super::maint::Maint;
+use crate::crash_point;
 use crate::error::{Error, Result};
 use crate::fs::WritableFile;
 use crate::manifest::Edit;
@@ -75,7 +76,9 @@ impl Inner {
         edits.push(Edit::LogNumber(frozen.next_log));
         edits.push(Edit::NextFile(self.next_file.load(Ordering::SeqCst)));
         edits.push(Edit::LastSeq(frozen.last_seq));
+        crash_point::reached(crash_point::FLUSH_SYNCED);
         m.log_and_apply(edits)?;
+        crash_point::reached(crash_point::FLUSH_LOGGED);
         {
             let mut st = write(&self.state);
             for (s, t) in new_tables {
