@@ -351,11 +351,17 @@ pub(crate) fn encode_i64<O: Out>(x: i64, out: &mut O) {
     out.put_cut(word.to_be_bytes(), class.len as usize);
 }
 
-/// [`encode_i64`] for magnitudes in class 8 (9-byte elements).
+/// [`encode_i64`] for magnitudes in class 8 (9-byte elements), out of line on the vector
+/// (not on the caller's cursor, which can then stay in registers).
+#[inline(always)]
+fn encode_i64_wide<O: Out>(x: i64, out: &mut O) {
+    out.with_vec(|o| encode_i64_cold(x, o))
+}
+
 #[cold]
 #[inline(never)]
-fn encode_i64_wide<O: Out>(x: i64, out: &mut O) {
-    out.with_vec(|o| encode_int_wide(x.into(), o))
+fn encode_i64_cold(x: i64, out: &mut Vec<u8>) {
+    encode_int_wide(x.into(), out)
 }
 
 /// Integers beyond `i64`: the general `u128` path (one code for both signs: negatives use
