@@ -214,69 +214,63 @@ const fn tag_offsets(classes: &[IntClass; 17]) -> [u32; 17] {
     r
 }
 
-/// What the 64-bit encoder needs of one class (0 to 8) of one side: the class's first
-/// magnitude, its first tag's distance from zero's tag, its shift and length, and how the
-/// quotient `(m − start) / 254` splits into the tag index (high bits) and the payload's
-/// quotient bytes (low `8 (p − 1)` bits).
+/// What the 64-bit encoder needs of one class (0 to 7) of one side. The element of a
+/// magnitude `m` in the class, read as a big-endian number of `len` bytes (tag first), is
+/// `base + off + 2 ⌊off / 254⌋` with `off = m − start` (complemented for negatives): with
+/// `off = 254 q + r` the element is `tag₀ · 256^p + 256 q + r + 1` (the quotient's high bits
+/// raise the tag, its low bytes are the payload's leading bytes, the last byte is `r + 1`),
+/// and `256 q + r = off + 2 q`. For a class without payload `off < 254`, so `q` is 0.
 #[derive(Clone, Copy)]
 // A power-of-two size: the class index becomes a table offset with one shift.
-#[repr(align(64))]
+#[repr(align(32))]
 struct Class64 {
     start: u64,
-    tag_off: u64,
-    /// `8 (p − 1)` (0 for p ≤ 1).
-    qbits: u32,
-    /// `2^qbits − 1` for p ≥ 2, else 0: the payload's quotient bits.
-    qmask: u64,
-    /// All ones for class 0 (the value is the tag index), else 0.
-    small: u64,
-    /// `64 − 8 p`, modulo 64: the left shift that moves the payload to the top of a word (for
-    /// p = 0 the bytes after the tag are garbage and cut off).
+    /// `tag₀ · 256^p`, plus 1 when there is a payload (its last byte is `r + 1`); `tag₀` is
+    /// the class's first tag, or for a negative class the complement of its first tag (the
+    /// element is complemented after the sum).
+    base: u64,
+    /// `64 − 8 len`: the left shift that moves the element to the top of a word.
     shift: u32,
-    /// The element's length, `1 + p`.
+    /// The element's length, `1 + p` (at most 8).
     len: u32,
 }
 
 /// One side (non-negative, negative) of the 64-bit encoder.
 struct Side64 {
-    /// Classes 0 to 8, then copies of class 8 (never used: magnitudes below 2^63 are in
-    /// classes 0 to 8), so that a class index masked to 4 bits needs no bounds check.
-    classes: [Class64; 16],
+    /// Classes 0 to 7 (elements of at most 8 bytes); magnitudes in class 8 (at least 2^56
+    /// or so) take the general path.
+    classes: [Class64; 8],
     /// For each bit length (0 to 64), the class of the smallest magnitude of that length and
     /// that class's end: a magnitude of that length is in that class or the next (checked by
     /// a unit test), so the class is found with one table load and one comparison.
     by_bits: [(u64, u8); 65],
 }
 
-const fn side64(classes: &[IntClass; 17], starts: &[u128; 18]) -> Side64 {
+const fn side64(classes: &[IntClass; 17], starts: &[u128; 18], neg: bool) -> Side64 {
     let offsets = tag_offsets(classes);
     let empty = Class64 {
         start: 0,
-        tag_off: 0,
-        qbits: 0,
-        qmask: 0,
-        small: 0,
+        base: 0,
         shift: 0,
         len: 0,
     };
-    let mut cs = [empty; 16];
+    let mut cs = [empty; 8];
     let mut c = 0;
-    while c < 9 {
+    while c < 8 {
         let p = classes[c].p as u32;
-        let qbits = if p >= 1 { 8 * (p - 1) } else { 0 };
+        // The stored first tag: Z + offset, or for negatives the complement of Z − 1 − offset.
+        let tag0 = if neg {
+            256 - TAG_ZERO as u64 + offsets[c] as u64
+        } else {
+            TAG_ZERO as u64 + offsets[c] as u64
+        };
+        assert!(tag0 < 256);
         cs[c] = Class64 {
             start: starts[c] as u64,
-            tag_off: offsets[c] as u64,
-            qbits,
-            qmask: if p >= 2 { (1u64 << qbits) - 1 } else { 0 },
-            small: if p == 0 { u64::MAX } else { 0 },
-            shift: (64 - 8 * p) % 64,
+            base: (tag0 << (8 * p)) + if p > 0 { 1 } else { 0 },
+            shift: 64 - 8 * (1 + p),
             len: 1 + p,
         };
-        c += 1;
-    }
-    while c < 16 {
-        cs[c] = cs[8];
         c += 1;
     }
     let mut by_bits = [(starts[1] as u64, 0u8); 65];
@@ -305,12 +299,14 @@ const fn side64(classes: &[IntClass; 17], starts: &[u128; 18]) -> Side64 {
 
 /// Index 0: non-negative values; 1: negative values (magnitude `!x`).
 const SIDES: [Side64; 2] = [
-    side64(&POS_CLASSES, &POS_STARTS),
-    side64(&NEG_CLASSES, &NEG_STARTS),
+    side64(&POS_CLASSES, &POS_STARTS, false),
+    side64(&NEG_CLASSES, &NEG_STARTS, true),
 ];
 // Every magnitude below 2^63 is in classes 0 to 8, whose starts fit a u64.
 const _: () = assert!(POS_STARTS[9] > 1 << 63 && NEG_STARTS[9] > 1 << 63);
 const _: () = assert!(POS_STARTS[9] <= u64::MAX as u128 && NEG_STARTS[9] <= u64::MAX as u128);
+// Classes 0 to 7 have at most 7 payload bytes: their elements fit one word.
+const _: () = assert!(POS_CLASSES[7].p == 7 && NEG_CLASSES[7].p == 7);
 
 /// Appends an integer.
 #[inline]
@@ -331,10 +327,11 @@ pub(crate) fn encode_u64<O: Out>(v: u64, out: &mut O) {
     }
 }
 
-/// The 64-bit path, without a data-dependent branch: the class comes from the bit length
-/// (one table load, one comparison), the sign selects the table and complements the tag
-/// distance and the payload, and the element is written as 9 bytes (one fixed-size copy)
-/// and cut back to its length.
+/// The 64-bit path, without a data-dependent branch for elements of up to 8 bytes: the class
+/// comes from the bit length (one table load, one comparison), the element is one sum (see
+/// [`Class64`]), the sign selects the table and complements the sum, and the element is
+/// written as one 8-byte store cut back to its length. Magnitudes from about 2^56 on (9-byte
+/// elements) take the general path.
 #[inline(always)]
 pub(crate) fn encode_i64<O: Out>(x: i64, out: &mut O) {
     let sign = x >> 63; // 0 or −1
@@ -343,26 +340,28 @@ pub(crate) fn encode_i64<O: Out>(x: i64, out: &mut O) {
     let side = &SIDES[(sign & 1) as usize];
     // Bit length − 1 of m (m = 0 and m = 1 share a class): one `bsr`, no zero check.
     let (next, c0) = side.by_bits[(m | 1).ilog2() as usize + 1];
-    // Below 2^63 the class is at most 8; the mask only drops the bounds check.
-    let c = (c0 as usize + usize::from(m >= next)) & 15;
-    let class = &side.classes[c];
+    let c = c0 as usize + usize::from(m >= next);
+    let Some(class) = side.classes.get(c) else {
+        return encode_i64_wide(x, out);
+    };
     let off = m - class.start;
-    let q = off / 254;
-    let r = off - q * 254;
-    // Class 0: the offset is the tag index; else the quotient's high bits are.
-    let k = (q >> class.qbits) + (off & class.small);
-    let dist = class.tag_off + k;
-    // Negative tags count down from zero's tag: Z + (dist ^ −1) = Z − 1 − dist.
-    let tag = (i64::from(TAG_ZERO) + (dist as i64 ^ sign)) as u8;
-    // [tag][quotient bytes][r + 1], complemented for negatives; the payload left-aligned in
-    // a u64 (complemented high bits shift out). For p = 0 the shift is 0 and the bytes after
-    // the tag are garbage, cut off below.
-    let payload = (((q & class.qmask) << 8) | (r + 1)) ^ sign as u64;
-    let word = payload << class.shift;
-    let mut buf = [0u8; 9];
-    buf[0] = tag;
-    buf[1..].copy_from_slice(&word.to_be_bytes());
-    out.put_cut(buf, class.len as usize);
+    let element = class.base + off + 2 * (off / 254);
+    // Complemented for negatives; the bits above the element shift out.
+    let word = (element ^ sign as u64) << class.shift;
+    out.put_cut(word.to_be_bytes(), class.len as usize);
+}
+
+/// [`encode_i64`] for magnitudes in class 8 (9-byte elements), out of line on the vector
+/// (not on the caller's cursor, which can then stay in registers).
+#[inline(always)]
+fn encode_i64_wide<O: Out>(x: i64, out: &mut O) {
+    out.with_vec(|o| encode_i64_cold(x, o))
+}
+
+#[cold]
+#[inline(never)]
+fn encode_i64_cold(x: i64, out: &mut Vec<u8>) {
+    encode_int_wide(x.into(), out)
 }
 
 /// Integers beyond `i64`: the general `u128` path (one code for both signs: negatives use

@@ -70,16 +70,30 @@ impl<'a> Cursor<'a> {
         }
     }
 
-    /// Makes room for `n` more bytes (out of line: keys are short and the buffer is reused).
-    #[cold]
-    #[inline(never)]
+    /// Makes room for `n` more bytes. The work is out of line (keys are short and the buffer
+    /// is reused), and it is given the vector, not the cursor: a cursor whose address no call
+    /// takes can live in registers.
+    #[inline(always)]
     fn grow(&mut self, n: usize) {
         // SAFETY: bytes `0..len` are initialised and `len <= cap` (the invariant).
-        unsafe { self.vec.set_len(self.len) };
-        self.vec.reserve(n);
+        unsafe { reserve_after(self.vec, self.len, n) };
         self.ptr = self.vec.as_mut_ptr();
         self.cap = self.vec.capacity();
     }
+}
+
+/// Sets `vec`'s length to `len` and reserves `n` more bytes.
+///
+/// # Safety
+/// The bytes `0..len` of `vec`'s buffer are initialised and `len` is at most its capacity.
+#[cold]
+#[inline(never)]
+unsafe fn reserve_after(vec: &mut Vec<u8>, len: usize, n: usize) {
+    // SAFETY: the caller's contract. The length must be right before `reserve`, which
+    // copies only `0..len` when it moves the buffer (`cursor_keeps_its_bytes_across_growths`
+    // crashes without this line).
+    unsafe { vec.set_len(len) };
+    vec.reserve(n);
 }
 
 impl Out for Cursor<'_> {
@@ -103,7 +117,7 @@ impl Out for Cursor<'_> {
         self.len += n.min(N);
     }
 
-    #[inline]
+    #[inline(always)]
     fn with_vec<R>(&mut self, f: impl FnOnce(&mut Vec<u8>) -> R) -> R {
         // SAFETY: bytes `0..len` are initialised and `len <= cap` (the invariant).
         unsafe { self.vec.set_len(self.len) };
@@ -145,6 +159,24 @@ mod tests {
                 assert_eq!(out, want);
             }
         }
+    }
+
+    /// Many growths in a row through one cursor (no `with_vec` in between to bring the
+    /// vector's length up to date): each growth keeps every byte written so far.
+    #[test]
+    fn cursor_keeps_its_bytes_across_growths() {
+        let mut want: Vec<u8> = Vec::new();
+        let mut got: Vec<u8> = Vec::new();
+        {
+            let mut c = Cursor::new(&mut got);
+            for i in 0..600usize {
+                let bytes: [u8; 9] = std::array::from_fn(|j| (i * 9 + j) as u8);
+                let n = i % 10;
+                c.put_cut(bytes, n);
+                want.put_cut(bytes, n);
+            }
+        }
+        assert_eq!(got, want);
     }
 
     #[test]

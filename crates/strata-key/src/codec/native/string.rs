@@ -124,7 +124,9 @@ pub(crate) fn put_string<O: Out>(out: &mut O, tag: u8, s: &[u8]) {
     if n < 8 {
         let x = load_le_short(s);
         if any_ge_fc(x) {
-            put_short_escaped(out, tag, u128::from(x), n);
+            // On the vector, not the cursor: a cursor whose address no call takes can stay in
+            // registers.
+            out.with_vec(|o| put_short_escaped(o, tag, u128::from(x), n));
             return;
         }
         let lanes = 8 * n as u32;
@@ -141,7 +143,7 @@ pub(crate) fn put_string<O: Out>(out: &mut O, tag: u8, s: &[u8]) {
         let hi = load_le(&s[n - 8..]);
         let c = u128::from(lo) | (u128::from(hi) << (8 * (n - 8)));
         if ge_fc_bits(lo) | ge_fc_bits(hi) != 0 {
-            put_short_escaped(out, tag, c, n);
+            out.with_vec(|o| put_short_escaped(o, tag, c, n));
             return;
         }
         // No byte is ≥ 0xfc: adding the shifts carries nothing across lanes.
@@ -166,7 +168,7 @@ const SHIFTS128: u128 = SHIFTS as u128 * ((1 << 64) + 1);
 /// UUIDs), from registers: `c` holds its `n` bytes in the low lanes, zero above. Each half
 /// takes one step per byte `≥ 0xfc` (see [`put_word_escaped`]).
 #[inline(never)]
-fn put_short_escaped<O: Out>(out: &mut O, tag: u8, c: u128, n: usize) {
+fn put_short_escaped(out: &mut Vec<u8>, tag: u8, c: u128, n: usize) {
     // Built on the stack and appended with one store (one capacity check): at most
     // 1 + 2 × 16 + 1 = 34 bytes, each step writing 16 bytes at an offset below 64.
     let mut buf = [0u8; 72];
