@@ -185,7 +185,10 @@ impl KeyLayout {
     /// of the partition), with the partition encoded once for both: the same as
     /// [`Self::partition_hash`] and [`Self::key`] with no sort values.
     pub fn partition_prefix(&self, partition: &[Value]) -> Result<(u16, Vec<u8>)> {
-        let mut b = self.builder(16 * partition.len());
+        // Room for each field's encoding and for the widest single store an element encoder
+        // makes (a short text is appended with one 18-byte store, whatever its length): with
+        // a tighter hint, a one-text partition reallocated the prefix once per Query.
+        let mut b = self.builder(16 * partition.len() + PREFIX_SLACK);
         for v in partition {
             b.value(v)?;
         }
@@ -210,6 +213,11 @@ impl KeyLayout {
 
 /// Longest native encoding of a partition hash `h < 65536` (3 bytes from 8152 on).
 const MAX_HASH_LEN: usize = 3;
+
+/// Bytes a [`KeyBuilder`] for a partition prefix keeps free beyond 16 per field: the widest
+/// store of the native element encoders (a text of up to 16 bytes is written with one 18-byte
+/// store, and the vector must have room for all of it).
+const PREFIX_SLACK: usize = 24;
 
 /// A whole item key `(id, h, partition…, sort…)` being built, with the partition fields
 /// encoded once for both the hash and the key: the fields go after `id` and a gap for `h`

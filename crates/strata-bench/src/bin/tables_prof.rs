@@ -6,12 +6,15 @@
 //!
 //! ```text
 //! tables_prof --dir D [--parts P] [--per N] --phase load|get|query|range|scan --ops K [--typed]
-//!             [--lt]
+//!             [--lt] [--pages]
 //!             [--cache-mb M] [--warm G]
 //! ```
 //! `--typed` uses the typed API (`put_as` / `get_as` / `query_as` / `scan_as` with `Row`)
 //! instead of `Item`s. `--lt` makes the range phase's condition `ts < 20` instead of
-//! `ts between 20 and 39` (both 20 items). `--cache-mb` sets the block cache (default
+//! `ts between 20 and 39` (both 20 items). Queries stream their rows (`query_rows_as` /
+//! `query_rows`, each row dropped in turn, as the `tables` benchmark reads); `--pages` collects
+//! each query's page instead (`query_as` / `query`, what this harness did before session 9).
+//! `--cache-mb` sets the block cache (default
 //! 64 MiB); `--warm G` runs G random gets first (as the benchmark's get phase does before its queries), not profiled.
 //! The database in `D` is built on first use and reused (delete `D` to rebuild); `load`
 //! always builds a fresh one in `D`.
@@ -90,13 +93,27 @@ fn prof_get(t: &Table, parts: usize, per: usize, ops: usize, typed: bool) -> usi
     n
 }
 
+/// Collect each query's page (`query_as` / `query`) instead of streaming its rows
+/// (`query_rows_as` / `query_rows`, as the `tables` benchmark reads since its sixth round).
+static PAGES: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
 #[inline(never)]
 /// Items of a query, through the API under test.
 fn query_len(t: &Table, q: &Query, typed: bool) -> usize {
-    if typed {
-        t.query_as::<Row>(q).expect("query").items.len()
-    } else {
-        t.query(q).expect("query").items.len()
+    let pages = PAGES.load(std::sync::atomic::Ordering::Relaxed);
+    match (typed, pages) {
+        (true, true) => t.query_as::<Row>(q).expect("query").items.len(),
+        (false, true) => t.query(q).expect("query").items.len(),
+        (true, false) => t
+            .query_rows_as::<Row>(q)
+            .expect("query")
+            .map(|r| r.map(|_row: Row| ()).expect("row"))
+            .count(),
+        (false, false) => t
+            .query_rows(q)
+            .expect("query")
+            .map(|r| r.map(|_item: Item| ()).expect("row"))
+            .count(),
     }
 }
 
@@ -182,6 +199,10 @@ fn main() {
     let ops: usize = arg("--ops").map_or(1000, |s| s.parse().expect("--ops"));
     let phase = arg("--phase").unwrap_or_else(|| "query".into());
     let typed = args.iter().any(|a| a == "--typed");
+    PAGES.store(
+        args.iter().any(|a| a == "--pages"),
+        std::sync::atomic::Ordering::Relaxed,
+    );
     if phase == "load" {
         let _ = std::fs::remove_dir_all(&dir);
     }
