@@ -100,12 +100,12 @@ fn contents(e: &LsmEngine) -> Model {
 }
 
 fn apply(m: &mut Model, b: &WriteBatch) {
-    for op in &b.ops {
-        match op {
-            strata_lsm::Op::Put(k, v) => {
-                m.insert(k.clone(), v.clone());
+    for (k, v) in b.iter() {
+        match v {
+            Some(v) => {
+                m.insert(k.to_vec(), v.to_vec());
             }
-            strata_lsm::Op::Delete(k) => {
+            None => {
                 m.remove(k);
             }
         }

@@ -130,7 +130,7 @@ impl Txn {
     }
 
     fn write(&self, b: WriteBatch) -> Result<()> {
-        if b.ops.is_empty() {
+        if b.op_count() == 0 {
             return Ok(());
         }
         match self.engine.write(b) {

@@ -460,10 +460,10 @@ fn load(
     // Batches also fit the engine's limits (etcd: 128 ops, 1.5 MiB by default).
     let limits = e.batch_limits();
     let mut commit = |batch: &mut WriteBatch, done: &mut u64| -> Result<(), CliError> {
-        if batch.ops.is_empty() {
+        if batch.op_count() == 0 {
             return Ok(());
         }
-        let n = batch.ops.len() as u64;
+        let n = batch.op_count() as u64;
         let records = format!("{}..{}", *done + 1, *done + n);
         write_load_batch(&*e, std::mem::take(batch), resend, &records).map_err(|err| {
             let mut c = engine_err(err);
@@ -500,7 +500,7 @@ fn load(
         match rec {
             Ok(Some((k, v))) => {
                 let more = batch.payload_bytes() + k.len() + v.len();
-                if !limits.admits(batch.ops.len() + 1, more) {
+                if !limits.admits(batch.op_count() + 1, more) {
                     commit(&mut batch, &mut done)?;
                 }
                 batch.put(k, v);
@@ -514,7 +514,7 @@ fn load(
         }
         // Commit when the batch is full or when no more input is waiting: a slow producer
         // gets small batches (and prompt acks), a fast one large batches.
-        if batch.ops.len() >= LOAD_BATCH || !input.has_buffered() {
+        if batch.op_count() >= LOAD_BATCH || !input.has_buffered() {
             commit(&mut batch, &mut done)?;
         }
     }

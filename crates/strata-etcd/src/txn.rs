@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 
 use etcd_client::{Compare, CompareOp, GetOptions, Txn, TxnOp, TxnOpResponse, TxnResponse};
-use strata_lsm::{BatchLimits, Condition, Error, Op, Result, WriteBatch};
+use strata_lsm::{BatchLimits, Condition, Error, Result, WriteBatch};
 
 /// Protobuf overhead counted per op, compare or condition read (tags, lengths, fields).
 pub(crate) const PER_OP_OVERHEAD: usize = 24;
@@ -41,11 +41,8 @@ pub(crate) fn prepare(batch: WriteBatch, ns: &[u8], limits: &BatchLimits) -> Res
         v
     };
     // The last op per key wins (the batch's semantics); etcd wants each key once.
-    let mut last: HashMap<&[u8], usize> = HashMap::with_capacity(batch.ops.len());
-    for (i, op) in batch.ops.iter().enumerate() {
-        let k = match op {
-            Op::Put(k, _) | Op::Delete(k) => k.as_slice(),
-        };
+    let mut last: HashMap<&[u8], usize> = HashMap::with_capacity(batch.op_count());
+    for (i, (k, _)) in batch.iter().enumerate() {
         last.insert(k, i);
     }
     let mut keep: Vec<usize> = last.into_values().collect();
@@ -53,19 +50,9 @@ pub(crate) fn prepare(batch: WriteBatch, ns: &[u8], limits: &BatchLimits) -> Res
     let distinct = keep.len();
     let mut bytes = 0usize;
     let mut ops = Vec::with_capacity(distinct);
-    let mut batch_ops: Vec<Option<Op>> = batch.ops.into_iter().map(Some).collect();
-    for i in keep {
-        match batch_ops[i].take() {
-            Some(Op::Put(k, v)) => {
-                bytes += k.len() + v.len();
-                ops.push((with_ns(&k), Some(v)));
-            }
-            Some(Op::Delete(k)) => {
-                bytes += k.len();
-                ops.push((with_ns(&k), None));
-            }
-            None => {}
-        }
+    for (k, v) in keep.into_iter().filter_map(|i| batch.get(i)) {
+        bytes += k.len() + v.map_or(0, <[u8]>::len);
+        ops.push((with_ns(k), v.map(<[u8]>::to_vec)));
     }
     for c in &batch.conditions {
         // A compare carries the key (and the value for Equals); the failure branch reads the

@@ -66,14 +66,7 @@ impl KeyRange {
     }
 }
 
-/// One write of a batch.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Op {
-    /// Set `key` to `value`.
-    Put(Vec<u8>, Vec<u8>),
-    /// Remove `key` (no error when absent).
-    Delete(Vec<u8>),
-}
+pub use crate::batch::{Op, Ops, WriteBatch};
 
 /// A precondition of a batch, checked atomically with the write against the latest state.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -102,88 +95,6 @@ impl Condition {
             Condition::Equals(_, want) => current == want.as_deref(),
         }
     }
-}
-
-/// An atomic group of writes, with optional preconditions: either every op is applied (in
-/// order; a later op on the same key wins) and every condition held, or nothing is written.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct WriteBatch {
-    /// The writes, in order.
-    pub ops: Vec<Op>,
-    /// Conditions checked before any op is applied.
-    pub conditions: Vec<Condition>,
-}
-
-impl WriteBatch {
-    /// An empty batch.
-    pub fn new() -> WriteBatch {
-        WriteBatch::default()
-    }
-
-    /// Adds a put.
-    pub fn put(&mut self, key: impl Into<Vec<u8>>, value: impl Into<Vec<u8>>) -> &mut Self {
-        self.push(Op::Put(key.into(), value.into()));
-        self
-    }
-
-    /// Adds a delete.
-    pub fn delete(&mut self, key: impl Into<Vec<u8>>) -> &mut Self {
-        self.push(Op::Delete(key.into()));
-        self
-    }
-
-    /// Appends an op; the first op of a batch takes this thread's spare op list (see
-    /// [`recycle_ops`]) instead of growing a new one from nothing.
-    #[inline]
-    fn push(&mut self, op: Op) {
-        if self.ops.capacity() == 0 {
-            self.ops = SPARE_OPS.try_with(|s| s.take()).unwrap_or_default();
-        }
-        self.ops.push(op);
-    }
-
-    /// Adds a precondition.
-    pub fn require(&mut self, c: Condition) -> &mut Self {
-        self.conditions.push(c);
-        self
-    }
-
-    /// True when the batch has no op and no condition.
-    pub fn is_empty(&self) -> bool {
-        self.ops.is_empty() && self.conditions.is_empty()
-    }
-
-    /// Bytes of keys and values, for memory accounting.
-    pub fn payload_bytes(&self) -> usize {
-        self.ops
-            .iter()
-            .map(|op| match op {
-                Op::Put(k, v) => k.len() + v.len(),
-                Op::Delete(k) => k.len(),
-            })
-            .sum()
-    }
-}
-
-/// Most ops a recycled op list may hold room for (kept per thread: 4,096 × 48 bytes).
-const SPARE_OPS_MAX: usize = 4096;
-
-thread_local! {
-    /// An empty op list whose allocation a written batch left behind, for the next batch
-    /// built on this thread (bulk loads build batch after batch of the same size: without it
-    /// each one regrows its list from nothing, copying it ~10 times).
-    static SPARE_OPS: std::cell::Cell<Vec<Op>> = const { std::cell::Cell::new(Vec::new()) };
-}
-
-/// Drops the ops of a batch that was written and keeps the list's allocation (if it is not
-/// too large) for the next [`WriteBatch`] built on this thread. Only an allocation cache: no
-/// op outlives this call.
-pub(crate) fn recycle_ops(mut ops: Vec<Op>) {
-    ops.clear();
-    if ops.capacity() == 0 || ops.capacity() > SPARE_OPS_MAX {
-        return;
-    }
-    crate::spare::keep_larger(&SPARE_OPS, ops);
 }
 
 /// How large one atomic [`WriteBatch`] may be on an engine. Callers that split non-atomic work
@@ -507,39 +418,4 @@ pub fn put(engine: &dyn Engine, key: &[u8], value: &[u8]) -> Result<()> {
     let mut b = WriteBatch::new();
     b.put(key, value);
     engine.write(b)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A batch built after a written one reuses its list's allocation but holds only its own
-    /// ops (a recycled list that kept its ops would write them again).
-    #[test]
-    fn recycled_op_list_starts_empty() {
-        let mut a = WriteBatch::new();
-        for i in 0..100u8 {
-            a.put(vec![i], vec![i; 3]);
-        }
-        a.delete(vec![7]);
-        let cap = a.ops.capacity();
-        recycle_ops(a.ops);
-        let mut b = WriteBatch::new();
-        b.delete(vec![1]);
-        assert_eq!(b.ops, vec![Op::Delete(vec![1])]);
-        assert_eq!(b.ops.capacity(), cap, "the spare list was not reused");
-        // Only one spare list: the next new batch grows its own.
-        let mut c = WriteBatch::new();
-        c.put(vec![2], vec![]);
-        assert_eq!(c.ops, vec![Op::Put(vec![2], vec![])]);
-        assert!(c.ops.capacity() < cap);
-        // A list too large to keep is freed.
-        let mut big = Vec::with_capacity(SPARE_OPS_MAX + 1);
-        big.push(Op::Delete(vec![3]));
-        recycle_ops(big);
-        let mut d = WriteBatch::new();
-        d.delete(vec![4]);
-        assert!(d.ops.capacity() <= SPARE_OPS_MAX);
-        assert_eq!(d.ops, vec![Op::Delete(vec![4])]);
-    }
 }

@@ -4,6 +4,7 @@
 //! write batches, ordered range iteration over consistent snapshots) and its implementations:
 //! [`MemEngine`] (in memory) and [`LsmEngine`], the striped LSM of seed 05 done properly.
 
+mod batch;
 pub mod check;
 pub mod coding;
 pub mod crash_point;
@@ -29,7 +30,7 @@ pub mod wal;
 pub use check::{check, CheckReport, Problem};
 pub use engine::{
     BatchLimits, Condition, Cursor, CursorPairs, Direction, Engine, KeyRange, KvIter, KvPair, Op,
-    RangeCursor, RangeSource, Snapshot, WriteBatch,
+    Ops, RangeCursor, RangeSource, Snapshot, WriteBatch,
 };
 pub use error::{Error, FormatError, Result};
 pub use fs::{FaultFs, Fs, RealFs};

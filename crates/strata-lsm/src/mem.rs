@@ -5,7 +5,7 @@ use std::ops::Bound;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, RwLock};
 
-use crate::engine::{Direction, Engine, KeyRange, KvIter, KvPair, Op, Snapshot, WriteBatch};
+use crate::engine::{Direction, Engine, KeyRange, KvIter, KvPair, Snapshot, WriteBatch};
 use crate::error::{Error, Result};
 use crate::sync::{read, write};
 
@@ -148,13 +148,13 @@ impl Engine for MemEngine {
             }
         }
         let map = Arc::make_mut(&mut guard);
-        for op in batch.ops {
-            match op {
-                Op::Put(k, v) => {
-                    map.insert(k, v);
+        for (k, v) in batch.iter() {
+            match v {
+                Some(v) => {
+                    map.insert(k.to_vec(), v.to_vec());
                 }
-                Op::Delete(k) => {
-                    map.remove(&k);
+                None => {
+                    map.remove(k);
                 }
             }
         }
@@ -258,8 +258,7 @@ mod tests {
     fn conditions_are_atomic() {
         let e = MemEngine::new();
         let mut b = WriteBatch::new();
-        b.put(b"a".to_vec(), b"1".to_vec())
-            .require(Condition::Absent(b"a".to_vec()));
+        b.put(b"a", b"1").require(Condition::Absent(b"a".to_vec()));
         e.write(b.clone()).unwrap();
         assert!(matches!(
             e.write(b),

@@ -17,7 +17,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use crate::coding::{get_bytes, get_varint, put_bytes, put_varint, u64_at};
-use crate::engine::Op;
+use crate::engine::{Op, WriteBatch};
 use crate::error::{Error, FormatError, Result};
 use crate::fs::{FileSyncer, Fs, WritableFile};
 use crate::record::{self, Framing, LogEnd};
@@ -192,12 +192,15 @@ impl WalWriter {
     /// the new size durable once, and the next syncs find the space written). A bigger record
     /// is written past the end without zeros: the size change is shared by its many ops, and
     /// writing zeros first would only double its copy.
-    pub fn append(&mut self, seq: u64, ops: &[Op]) -> std::io::Result<()> {
+    pub fn append(&mut self, seq: u64, batch: &WriteBatch) -> std::io::Result<()> {
         // The payload is encoded right after room for the header, then framed in place (no
         // copy of the payload).
         self.framed.clear();
         self.framed.resize(record::HEADER, 0);
-        encode_batch(&mut self.framed, seq, ops);
+        self.framed.extend_from_slice(&seq.to_le_bytes());
+        put_varint(&mut self.framed, batch.op_count() as u64);
+        // The batch holds its ops encoded as `encode_batch` encodes them.
+        self.framed.extend_from_slice(batch.encoded_ops());
         record::frame_in_place(Framing::V2, &mut self.framed);
         let end = self.bytes + self.framed.len() as u64;
         if end > self.allocated && self.framed.len() < BIG_RECORD {
@@ -312,7 +315,7 @@ mod tests {
         let mut seq = 0;
         let mut push = |w: &mut WalWriter, ops: Vec<Op>| {
             seq += 1;
-            w.append(seq, &ops).unwrap();
+            w.append(seq, &ops.iter().cloned().collect()).unwrap();
             want.push((seq, ops));
         };
         for i in 0..10_000 {
@@ -349,7 +352,8 @@ mod tests {
             .map(|i| vec![Op::Put(i.to_be_bytes().to_vec(), vec![1; 100])])
             .collect();
         for (i, o) in ops.iter().enumerate() {
-            w.append(i as u64 + 1, o).unwrap();
+            w.append(i as u64 + 1, &o.iter().cloned().collect())
+                .unwrap();
         }
         w.sync().unwrap();
         let len = std::fs::metadata(&path).unwrap().len();
@@ -366,7 +370,15 @@ mod tests {
             let ops: Vec<Op> = ops.into_iter().map(|(k, v)| match v { Some(v) => Op::Put(k, v), None => Op::Delete(k) }).collect();
             let mut b = Vec::new();
             encode_batch(&mut b, seq, &ops);
-            prop_assert_eq!(decode_batch(&b).unwrap(), (seq, ops));
+            prop_assert_eq!(decode_batch(&b).unwrap(), (seq, ops.clone()));
+            // A WriteBatch appended by the writer reads back as the same ops.
+            let dir = tempfile::tempdir().unwrap();
+            let mut w = WalWriter::create_with(&crate::fs::RealFs, dir.path(), 1, MIN_PREALLOC).unwrap();
+            let batch: WriteBatch = ops.iter().cloned().collect();
+            w.append(seq, &batch).unwrap();
+            let path = dir.path().join(wal_name(1));
+            let r = read_wal(&std::fs::read(&path).unwrap(), &path, true).unwrap();
+            prop_assert_eq!(r.batches, vec![(seq, ops)]);
         }
 
         #[test]

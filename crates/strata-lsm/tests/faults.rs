@@ -378,7 +378,7 @@ fn power_loss_keeps_every_write_synced_by_the_sync_thread() {
                     let mut batch = strata_lsm::WriteBatch::new();
                     for j in 0..5u32 {
                         let i = t * 10_000 + b * 5 + j;
-                        batch.put(key(i), i.to_le_bytes().to_vec());
+                        batch.put(key(i), i.to_le_bytes());
                     }
                     e.write(batch).unwrap();
                 }
@@ -410,9 +410,9 @@ fn failed_fsync_on_the_sync_thread_fails_the_write() {
     // A large batch: the sync thread runs (and fails) the fsync while the writer is still
     // filling the memtables.
     let mut batch = strata_lsm::WriteBatch::new();
-    batch.put(b"b".to_vec(), b"2".to_vec());
+    batch.put(b"b", b"2");
     for i in 0..20_000u32 {
-        batch.put(key(i), i.to_le_bytes().to_vec());
+        batch.put(key(i), i.to_le_bytes());
     }
     let r = e.write(batch);
     assert!(matches!(r, Err(Error::Io { .. })), "{r:?}");

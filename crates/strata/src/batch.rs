@@ -96,7 +96,7 @@ impl Batch {
 
     /// Number of writes.
     pub fn len(&self) -> usize {
-        self.inner.ops.len()
+        self.inner.op_count()
     }
 
     /// True when the batch has no write and no condition.

@@ -174,7 +174,7 @@ impl Db {
             }
             None => {
                 let mut b = WriteBatch::new();
-                b.put(format_key.clone(), FORMAT_MARKER.to_vec());
+                b.put(&format_key, FORMAT_MARKER);
                 b.require(Condition::Absent(format_key));
                 match engine.write(b) {
                     Ok(()) | Err(strata_lsm::Error::ConditionFailed { .. }) => {}

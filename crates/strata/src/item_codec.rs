@@ -53,7 +53,8 @@ pub fn encode_item(item: &Item) -> Result<Vec<u8>, NestingError> {
     if let Some((name, _)) = item.iter().find(|(_, a)| !attr_depth_ok(a, 1)) {
         return Err(NestingError { attr: name.clone() });
     }
-    let mut out = Vec::with_capacity(64);
+    // Most rows fit (as in the serializer, `item_serde`); a larger item grows as it is written.
+    let mut out = Vec::with_capacity(128);
     out.push(ITEM_FORMAT);
     put_map(&mut out, item);
     Ok(out)

@@ -338,11 +338,11 @@ fn load_engine(e: &dyn Engine, n: usize) -> f64 {
     let mut b = WriteBatch::new();
     for i in 0..n {
         b.put(key(i / PER_PARTITION, i % PER_PARTITION), value(i as u64));
-        if b.ops.len() == limit {
+        if b.op_count() == limit {
             e.write(std::mem::take(&mut b)).unwrap();
         }
     }
-    if !b.ops.is_empty() {
+    if b.op_count() > 0 {
         e.write(b).unwrap();
     }
     n as f64 / t.elapsed().as_secs_f64()

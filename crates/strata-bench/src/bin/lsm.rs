@@ -82,9 +82,10 @@ mod strata {
     impl Kv for S {
         fn batch(&mut self, items: &[(Vec<u8>, Vec<u8>)]) {
             let mut b = WriteBatch::new();
-            b.ops.reserve(items.len());
+            let bytes = items.iter().map(|(k, v)| k.len() + v.len()).sum();
+            b.reserve(items.len(), bytes);
             for (k, v) in items {
-                b.put(k.clone(), v.clone());
+                b.put(k, v);
             }
             self.0.write(b).expect("write");
         }

@@ -48,7 +48,7 @@ fn build(e: &LsmEngine, n: u64) {
         for i in 0..n {
             let k = if random { key(rng.next() % n) } else { key(i) };
             b.put(k, value(&mut rng));
-            if b.ops.len() == 1000 {
+            if b.op_count() == 1000 {
                 e.write(std::mem::take(&mut b)).expect("write");
             }
         }

@@ -8,7 +8,7 @@ use std::time::Duration;
 use std::sync::MutexGuard;
 
 use super::inner::{Commit, Frozen, Inner, SyncRequest, SyncState};
-use crate::engine::{Op, WriteBatch};
+use crate::engine::WriteBatch;
 use crate::error::{Error, Result};
 use crate::fs::FileSyncer;
 use crate::memtable::Memtable;
@@ -21,7 +21,7 @@ impl Inner {
     /// memtables and (with [`SyncMode::Always`]) waits until it is durable.
     pub fn write(&self, batch: WriteBatch, sync: SyncMode) -> Result<()> {
         let r = self.write_batch(&batch, sync);
-        crate::engine::recycle_ops(batch.ops);
+        crate::batch::recycle(batch);
         r
     }
 
@@ -45,7 +45,7 @@ impl Inner {
                     });
                 }
             }
-            if batch.ops.is_empty() {
+            if batch.op_count() == 0 {
                 return Ok(());
             }
             // Memtables that crossed half the budget while a frozen set was still being
@@ -58,7 +58,7 @@ impl Inner {
             }
             seq = c.last_seq + 1;
             let wal = c.wal()?;
-            if let Err(source) = wal.append(seq, &batch.ops) {
+            if let Err(source) = wal.append(seq, batch) {
                 let e = Error::io(self.dir.join(wal::wal_name(wal.number())))(source);
                 self.poison(&e);
                 return Err(e);
@@ -72,7 +72,7 @@ impl Inner {
                 // (`wait_durable`).
                 self.request_sync(seq, handle);
             }
-            let added = self.insert(seq, &batch.ops);
+            let added = self.insert(seq, batch);
             if sync == SyncMode::None {
                 self.visible.fetch_max(seq, Ordering::AcqRel);
             }
@@ -95,17 +95,17 @@ impl Inner {
     }
 
     /// Inserts the ops of batch `seq` into the active memtables; returns the bytes added.
-    fn insert(&self, seq: u64, ops: &[Op]) -> usize {
+    fn insert(&self, seq: u64, batch: &WriteBatch) -> usize {
         let st = read(&self.state);
-        let stripes: Vec<u32> = ops
+        let stripes: Vec<u32> = batch
             .iter()
-            .map(|op| self.stripe_of(kv(op).0) as u32)
+            .map(|(k, _)| self.stripe_of(k) as u32)
             .collect();
         let Some(&first) = stripes.first() else {
             return 0;
         };
         if stripes.iter().all(|&s| s == first) {
-            return st.active[first as usize].insert_refs(seq, ops.iter().map(kv));
+            return st.active[first as usize].insert_refs(seq, batch.iter());
         }
         // One lock acquisition per stripe touched: the ops in stripe order by a counting sort
         // (stable, so ops keep their order within a stripe and a later op on a key still wins).
@@ -119,7 +119,7 @@ impl Inner {
                     .iter()
                     .position(|&i| stripes[i as usize] != s)
                     .unwrap_or(order.len() - at);
-            let group = order[at..end].iter().map(|&i| kv(&ops[i as usize]));
+            let group = order[at..end].iter().filter_map(|&i| batch.get(i as usize));
             added += st.active[s as usize].insert_refs(seq, group);
             at = end;
         }
@@ -351,14 +351,6 @@ impl Inner {
         drop(st);
         self.signal_work();
         Ok(())
-    }
-}
-
-/// An op's key and value (`None`: a delete).
-fn kv(op: &Op) -> (&[u8], Option<&[u8]>) {
-    match op {
-        Op::Put(k, v) => (k, Some(v)),
-        Op::Delete(k) => (k, None),
     }
 }
 

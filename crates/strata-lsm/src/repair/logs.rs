@@ -76,7 +76,8 @@ impl Job<'_> {
         let records = record::read_log_framed(prefix, wal::MAGIC_LEN, framing).records;
         for (_, payload) in &records {
             if let Ok((seq, ops)) = wal::decode_batch(payload) {
-                w.append(seq, &ops).map_err(Error::io(&to))?;
+                w.append(seq, &ops.into_iter().collect())
+                    .map_err(Error::io(&to))?;
             }
         }
         w.sync().map_err(Error::io(&to))?;
