@@ -1,11 +1,19 @@
-//! A whole SST file of arbitrary bytes: open, verify, point reads, both iteration directions
-//! and the two-level iterator under seeks and steps never panic (errors are fine).
+//! A whole SST file: open, verify, point reads, both iteration directions and the two-level
+//! iterator under seeks and steps never panic (errors are fine). The first input byte selects
+//! how the file is made from the rest:
+//! - mode 0: the bytes as they are (the checksums must catch the damage);
+//! - mode 1: the bytes with their checksums made valid (footer magic and CRC, then every block
+//!   the footer and the index point at gets the CRC of its bytes), so that mutations reach the
+//!   index, block, bloom and entry decoders behind the CRCs;
+//! - mode 2: a valid SST written by `SstWriter` from entries taken from the input, then byte
+//!   edits taken from the rest of the input, then the checksums made valid as in mode 1 (a
+//!   deep start without a corpus).
 #![no_main]
 
 use std::io;
 use std::ops::Bound;
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use libfuzzer_sys::fuzz_target;
 use strata_lsm::fs::{Fs, ReadableFile, WritableFile};
@@ -13,7 +21,11 @@ use strata_lsm::sst::bloom::key_hash;
 use strata_lsm::iter::InternalIter;
 use strata_lsm::sst::cache::BlockCache;
 use strata_lsm::sst::iter::SstIter;
-use strata_lsm::sst::table::{FileMeta, Source, Table, TableIter};
+use strata_lsm::coding::crc;
+use strata_lsm::sst::block::Block;
+use strata_lsm::sst::table::{
+    decode_footer, decode_index, FileMeta, Source, SstWriter, Table, TableIter, FOOTER, SST_MAGIC,
+};
 
 struct Bytes(Vec<u8>);
 
@@ -34,6 +46,132 @@ impl ReadableFile for Bytes {
 
 /// A file system holding one file, read-only.
 struct OneFile(Vec<u8>);
+
+/// A file system that keeps the one file written to it in memory (for `SstWriter`).
+#[derive(Default)]
+struct MemFile(Arc<Mutex<Vec<u8>>>);
+
+struct MemWriter(Arc<Mutex<Vec<u8>>>);
+
+impl WritableFile for MemWriter {
+    fn append(&mut self, buf: &[u8]) -> io::Result<()> {
+        self.0.lock().map_err(|_| io::Error::other("poisoned"))?.extend_from_slice(buf);
+        Ok(())
+    }
+    fn write_at(&mut self, off: u64, buf: &[u8]) -> io::Result<()> {
+        let mut v = self.0.lock().map_err(|_| io::Error::other("poisoned"))?;
+        let off = usize::try_from(off).map_err(|_| io::Error::other("offset"))?;
+        if v.len() < off + buf.len() {
+            v.resize(off + buf.len(), 0);
+        }
+        v[off..off + buf.len()].copy_from_slice(buf);
+        Ok(())
+    }
+    fn sync(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+    fn syncer(&self) -> io::Result<Arc<dyn strata_lsm::fs::FileSyncer>> {
+        Err(io::Error::other("no syncer"))
+    }
+}
+
+impl Fs for MemFile {
+    fn create(&self, _: &Path) -> io::Result<Box<dyn WritableFile>> {
+        Ok(Box::new(MemWriter(Arc::clone(&self.0))))
+    }
+    fn open(&self, _: &Path) -> io::Result<Arc<dyn ReadableFile>> {
+        Err(io::Error::other("write-only"))
+    }
+    fn read(&self, _: &Path) -> io::Result<Vec<u8>> {
+        Err(io::Error::other("write-only"))
+    }
+    fn rename(&self, _: &Path, _: &Path) -> io::Result<()> {
+        Ok(())
+    }
+    fn remove(&self, _: &Path) -> io::Result<()> {
+        Ok(())
+    }
+    fn list(&self, _: &Path) -> io::Result<Vec<String>> {
+        Ok(Vec::new())
+    }
+    fn sync_dir(&self, _: &Path) -> io::Result<()> {
+        Ok(())
+    }
+    fn create_dir_all(&self, _: &Path) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Sets the CRC after the `len` bytes at `off` (when block and CRC lie before `end`).
+fn fix_block_crc(f: &mut [u8], off: u64, len: u32, end: usize) {
+    let (Ok(off), Ok(len)) = (usize::try_from(off), usize::try_from(len)) else { return };
+    let Some(stop) = off.checked_add(len).filter(|s| s.saturating_add(4) <= end) else { return };
+    let c = crc(&f[off..stop]);
+    f[stop..stop + 4].copy_from_slice(&c.to_le_bytes());
+}
+
+/// Makes the checksums of `f` valid: the footer's magic and CRC, then the CRCs of the data
+/// blocks the index lists, of the bloom filter and of the index block (in that order, so that
+/// a block overlapping another ends up with a valid CRC of its final bytes where possible).
+fn fix_crcs(f: &mut [u8]) {
+    let n = f.len();
+    if n < FOOTER {
+        return;
+    }
+    let foot = n - FOOTER;
+    f[n - 8..].copy_from_slice(SST_MAGIC);
+    let c = crc(&f[foot..foot + 36]);
+    f[foot + 36..foot + 40].copy_from_slice(&c.to_le_bytes());
+    let Ok(ft) = decode_footer(&f[foot..], n as u64) else { return };
+    // `decode_footer` checked that index and filter (with their CRCs) lie before the footer.
+    let (io, il) = (ft.index_off as usize, ft.index_len as usize);
+    if let Ok(block) = Block::new(Arc::new(f[io..io + il].to_vec())) {
+        if let Ok(entries) = decode_index(&block) {
+            for e in entries {
+                fix_block_crc(f, e.off, e.len, foot);
+            }
+        }
+    }
+    fix_block_crc(f, ft.bloom_off, ft.bloom_len, foot);
+    fix_block_crc(f, ft.index_off, ft.index_len, foot);
+}
+
+/// Mode 2: an SST written from entries of the input, then edited. The input: entry count,
+/// block size, then per entry a key gap, a tombstone flag and a value length (values are
+/// input bytes); what is left is edits, `(offset u16, xor u8)` each. Also returns whether the
+/// file is as written (no edit changed it). Checks that `fix_crcs` leaves a file as written
+/// unchanged (it agrees with the writer on where every checksum is).
+fn built_then_edited(data: &[u8]) -> Option<(Vec<u8>, FileMeta, bool)> {
+    let (&count, data) = data.split_first()?;
+    let (&bs, mut data) = data.split_first()?;
+    let mem = MemFile::default();
+    let mut w = SstWriter::create(&mem, Path::new("fuzz.sst"), 1, 32 + usize::from(bs)).ok()?;
+    let mut key = 0u32;
+    for _ in 0..=count % 64 {
+        let [gap, flag, vlen, rest @ ..] = data else { break };
+        data = rest;
+        key += 1 + u32::from(*gap);
+        let k = format!("k{key:08}").into_bytes();
+        let (v, rest) = data.split_at(usize::from(*vlen).min(data.len()));
+        data = rest;
+        w.add(&k, (flag % 4 != 0).then_some(v)).ok()?;
+    }
+    let meta = w.finish().ok()?;
+    let mut f = mem.0.lock().ok()?.clone();
+    let written = f.clone();
+    fix_crcs(&mut f);
+    assert!(f == written, "fix_crcs changed a file as SstWriter wrote it");
+    let len = f.len().max(1);
+    for e in data.chunks_exact(3) {
+        let off = usize::from(u16::from_le_bytes([e[0], e[1]]));
+        if let Some(b) = f.get_mut(off % len) {
+            *b ^= e[2];
+        }
+    }
+    fix_crcs(&mut f);
+    let pristine = f == written;
+    Some((f, meta, pristine))
+}
 
 impl Fs for OneFile {
     fn create(&self, _: &Path) -> io::Result<Box<dyn WritableFile>> {
@@ -62,11 +200,29 @@ impl Fs for OneFile {
     }
 }
 
-fuzz_target!(|data: &[u8]| {
-    let meta = FileMeta { id: 1, size: data.len() as u64, entries: 0, smallest: Vec::new(), largest: vec![0xff; 8] };
+fuzz_target!(|input: &[u8]| {
+    let Some((&mode, rest)) = input.split_first() else { return };
+    let any_meta = |len: usize| FileMeta { id: 1, size: len as u64, entries: 0, smallest: Vec::new(), largest: vec![0xff; 8] };
+    let (file, meta, pristine) = match mode % 3 {
+        0 => (rest.to_vec(), any_meta(rest.len()), false),
+        1 => {
+            let mut f = rest.to_vec();
+            fix_crcs(&mut f);
+            (f, any_meta(rest.len()), false)
+        }
+        _ => match built_then_edited(rest) {
+            Some(x) => x,
+            None => return,
+        },
+    };
+    let data = &file[..];
     let fs: Arc<dyn Fs> = Arc::new(OneFile(data.to_vec()));
-    let Ok(t) = Table::open(fs, Path::new("fuzz.sst"), meta, Arc::new(BlockCache::new(1 << 16))) else { return };
-    let _ = t.verify();
+    let opened = Table::open(fs, Path::new("fuzz.sst"), meta, Arc::new(BlockCache::new(1 << 16)));
+    // A file as SstWriter wrote it opens and verifies.
+    assert!(!pristine || opened.is_ok(), "a written SST does not open");
+    let Ok(t) = opened else { return };
+    let verified = t.verify();
+    assert!(!pristine || verified.is_ok(), "a written SST does not verify: {verified:?}");
     let t = Arc::new(t);
     for k in [&b""[..], b"a", b"\x7f\xff"] {
         let _ = t.get(k, key_hash(k));
