@@ -7,6 +7,8 @@
 //! fillrandom, overwrite (batches of 1,000, no fsync), fillsync (N/1000 single writes, fsync
 //! each), readrandom, seekrandom (N/10 seeks + 10 next), readseq; 16-byte keys, 100-byte
 //! incompressible values, one thread, the same cache budget for every engine.
+//! `LSM_BENCH_SHAPE=1`: Strata's child also prints its LSM shape (L0 files, sorted runs,
+//! files per level, memtable bytes) before and after readrandom, as `note` lines.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -54,6 +56,10 @@ trait Kv {
     fn scan(&mut self) -> usize;
     /// Makes everything durable (timed as its own phase).
     fn sync(&mut self);
+    /// The engine's shape, for a `note` line (`LSM_BENCH_SHAPE`): Strata's LSM levels.
+    fn shape(&self) -> Option<String> {
+        None
+    }
 }
 
 mod strata {
@@ -129,6 +135,16 @@ mod strata {
         }
         fn sync(&mut self) {
             self.0.sync_wal().expect("sync");
+        }
+        fn shape(&self) -> Option<String> {
+            let s = self.0.stats().ok()?;
+            Some(format!(
+                "L0 files {}, sorted runs {}, files per level {:?}, memtables {} MB",
+                s.max_l0_files,
+                s.max_sorted_runs,
+                s.files_per_level,
+                s.memtable_bytes >> 20
+            ))
         }
     }
 }
@@ -542,12 +558,22 @@ fn child(engine: &str, base: &Path, n: u64, cache: usize) {
         let t = Instant::now();
         db.sync();
         report("sync", 1, t);
+        // `LSM_BENCH_SHAPE`: the LSM's shape (files a get may probe) around readrandom.
+        let shape = |db: &dyn Kv, when: &str| {
+            if std::env::var_os("LSM_BENCH_SHAPE").is_some() {
+                if let Some(s) = db.shape() {
+                    println!("note {when} readrandom: {s}");
+                }
+            }
+        };
+        shape(db.as_ref(), "before");
         let t = Instant::now();
         for _ in 0..n {
             let k = key(rng.next() % n);
             assert!(db.get(&k), "{engine}: key missing");
         }
         report("readrandom", n, t);
+        shape(db.as_ref(), "after");
         if engine != "kstone" && std::env::var_os("LSM_BENCH_NO_SEEK").is_none() {
             let seeks = (n / 10).max(1);
             let t = Instant::now();

@@ -156,23 +156,27 @@ pub type BlockError = FormatError;
 impl Block {
     /// Parses the restart array of a block.
     pub fn new(data: Arc<Vec<u8>>) -> Result<Block, BlockError> {
-        let v = BlockRef::new(&data)?;
-        let (restarts, num_restarts) = (v.restarts, v.num_restarts);
+        let len = data.len();
+        let n = u32_at(&data, len.wrapping_sub(4))
+            .ok_or_else(|| FormatError::new(0, "block shorter than its restart count"))?
+            as usize;
+        let restarts = n
+            .checked_mul(4)
+            .and_then(|b| len.checked_sub(4 + b))
+            .ok_or_else(|| {
+                FormatError::new(
+                    len.saturating_sub(4),
+                    format!("restart count {n} does not fit in the block"),
+                )
+            })?;
+        if n == 0 && restarts != 0 {
+            return Err(FormatError::new(len - 4, "entries without a restart point"));
+        }
         Ok(Block {
             data,
             restarts,
-            num_restarts,
+            num_restarts: n,
         })
-    }
-
-    /// The block's bytes as a [`BlockRef`] (point searches).
-    #[inline]
-    pub fn view(&self) -> BlockRef<'_> {
-        BlockRef {
-            data: &self.data,
-            restarts: self.restarts,
-            num_restarts: self.num_restarts,
-        }
     }
 
     /// The raw bytes.
@@ -206,14 +210,44 @@ impl Block {
     }
 
     /// Offset of restart point `i`.
-    #[inline]
     pub(crate) fn restart(&self, i: usize) -> Result<usize, BlockError> {
-        self.view().restart(i)
+        let r = u32_at(&self.data, self.restarts + 4 * i)
+            .ok_or_else(|| FormatError::new(self.restarts, "bad restart"))?
+            as usize;
+        if r >= self.restarts {
+            return Err(FormatError::new(
+                self.restarts + 4 * i,
+                format!("restart offset {r} is past the entries"),
+            ));
+        }
+        Ok(r)
     }
 
+    /// The three lengths at the start of the entry at `pos` (`shared`, `unshared`, `vtag`) and
+    /// the offset after them.
     #[inline]
     fn header(&self, pos: usize) -> Result<(usize, usize, u64, usize), BlockError> {
-        self.view().header(pos)
+        let d = &self.data[..self.restarts];
+        // Fast path: three one-byte varints (short keys, values under 127 bytes).
+        if let Some(h) = d.get(pos..pos.wrapping_add(3)) {
+            if (h[0] | h[1] | h[2]) < 0x80 {
+                return Ok((h[0] as usize, h[1] as usize, u64::from(h[2]), pos + 3));
+            }
+        }
+        self.header_slow(pos)
+    }
+
+    #[cold]
+    fn header_slow(&self, pos: usize) -> Result<(usize, usize, u64, usize), BlockError> {
+        let d = &self.data[..self.restarts];
+        let mut p = pos;
+        let bad = |what: &str| FormatError::new(pos, format!("bad entry: {what}"));
+        let shared = get_varint(d, &mut p).ok_or_else(|| bad("shared length"))?;
+        let unshared = get_varint(d, &mut p).ok_or_else(|| bad("key length"))?;
+        let vtag = get_varint(d, &mut p).ok_or_else(|| bad("value length"))?;
+        let shared = usize::try_from(shared).map_err(|_| bad("shared length"))?;
+        let unshared = usize::try_from(unshared).map_err(|_| bad("key length"))?;
+        Ok((shared, unshared, vtag, p))
     }
 
     #[cold]
@@ -265,9 +299,32 @@ impl Block {
         ))
     }
 
+    /// The whole key stored at restart point `i` (restart entries share no prefix), read in
+    /// place.
+    #[inline]
+    pub(crate) fn restart_key(&self, i: usize) -> Result<&[u8], BlockError> {
+        let pos = self.restart(i)?;
+        let (shared, unshared, _, p) = self.header(pos)?;
+        if shared != 0 {
+            return Err(Block::bad_entry(pos, "restart entry shares a prefix"));
+        }
+        self.data[..self.restarts]
+            .get(p..p.saturating_add(unshared))
+            .ok_or_else(|| Block::bad_entry(pos, "key runs past the block"))
+    }
+
     /// Index of the last restart point whose key is `< target` (0 when there is none).
     fn restart_index_before(&self, target: &[u8]) -> Result<usize, BlockError> {
-        self.view().restart_index_before(target)
+        let (mut lo, mut hi) = (0usize, self.num_restarts);
+        while hi - lo > 1 {
+            let mid = (lo + hi) / 2;
+            if keycmp::lt(self.restart_key(mid)?, target) {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        Ok(lo)
     }
 
     /// Offset of the last restart point whose key is `< target` (0 when there is none): a
@@ -300,172 +357,6 @@ impl Block {
         Ok(None)
     }
 
-    /// The entry whose key equals `target`, if any (a point lookup; [`BlockRef::get`]).
-    pub fn get(&self, target: &[u8]) -> Result<Option<ValueRef>, BlockError> {
-        self.view().get(target)
-    }
-
-    /// Every entry of the block, in order (for reverse iteration and verification).
-    pub fn entries(&self) -> Result<Vec<(Vec<u8>, ValueRef)>, BlockError> {
-        let mut out = Vec::new();
-        let mut key = Vec::new();
-        let mut pos = 0;
-        while pos < self.restarts {
-            let (v, next) = self.decode_at(pos, &mut key)?;
-            if out
-                .last()
-                .is_some_and(|(l, _): &(Vec<u8>, ValueRef)| l.as_slice() >= key.as_slice())
-            {
-                return Err(FormatError::new(pos, "keys out of order"));
-            }
-            out.push((key.clone(), v));
-            pos = next;
-        }
-        Ok(out)
-    }
-
-    /// The value bytes of an entry.
-    pub fn value(&self, v: ValueRef) -> Option<Vec<u8>> {
-        self.value_slice(v).map(<[u8]>::to_vec)
-    }
-
-    /// The value bytes of an entry, borrowed from the block (`None`: tombstone).
-    pub fn value_slice(&self, v: ValueRef) -> Option<&[u8]> {
-        if v.tombstone {
-            None
-        } else {
-            self.data
-                .get(v.off as usize..v.off as usize + v.len as usize)
-        }
-    }
-}
-
-/// A block's bytes, borrowed, for point searches: what [`Block`] searches with, and what the
-/// block cache searches a cached block with under its lock (no reference count touched).
-#[derive(Clone, Copy)]
-pub struct BlockRef<'a> {
-    data: &'a [u8],
-    restarts: usize,
-    num_restarts: usize,
-}
-
-impl<'a> BlockRef<'a> {
-    /// Parses the restart array of a block.
-    pub fn new(data: &'a [u8]) -> Result<BlockRef<'a>, BlockError> {
-        let len = data.len();
-        let n = u32_at(data, len.wrapping_sub(4))
-            .ok_or_else(|| FormatError::new(0, "block shorter than its restart count"))?
-            as usize;
-        let restarts = n
-            .checked_mul(4)
-            .and_then(|b| len.checked_sub(4 + b))
-            .ok_or_else(|| {
-                FormatError::new(
-                    len.saturating_sub(4),
-                    format!("restart count {n} does not fit in the block"),
-                )
-            })?;
-        if n == 0 && restarts != 0 {
-            return Err(FormatError::new(len - 4, "entries without a restart point"));
-        }
-        Ok(BlockRef {
-            data,
-            restarts,
-            num_restarts: n,
-        })
-    }
-
-    /// A block whose restart count is already known (from its [`super::point::PointIndex`],
-    /// built from these bytes): the layout is checked against the length only, so the block's
-    /// last bytes are not read.
-    #[inline]
-    pub fn with_restart_count(data: &'a [u8], n: usize) -> Result<BlockRef<'a>, BlockError> {
-        let restarts = n
-            .checked_mul(4)
-            .and_then(|b| data.len().checked_sub(4 + b))
-            .ok_or_else(|| FormatError::new(0, "restart count does not fit in the block"))?;
-        Ok(BlockRef {
-            data,
-            restarts,
-            num_restarts: n,
-        })
-    }
-
-    /// Number of restart points.
-    pub fn restart_count(&self) -> usize {
-        self.num_restarts
-    }
-
-    /// Offset of restart point `i`.
-    #[inline]
-    pub(crate) fn restart(&self, i: usize) -> Result<usize, BlockError> {
-        let r = u32_at(self.data, self.restarts + 4 * i)
-            .ok_or_else(|| FormatError::new(self.restarts, "bad restart"))?
-            as usize;
-        if r >= self.restarts {
-            return Err(FormatError::new(
-                self.restarts + 4 * i,
-                format!("restart offset {r} is past the entries"),
-            ));
-        }
-        Ok(r)
-    }
-
-    /// The three lengths at the start of the entry at `pos` (`shared`, `unshared`, `vtag`) and
-    /// the offset after them.
-    #[inline]
-    fn header(&self, pos: usize) -> Result<(usize, usize, u64, usize), BlockError> {
-        let d = &self.data[..self.restarts];
-        // Fast path: three one-byte varints (short keys, values under 127 bytes).
-        if let Some(h) = d.get(pos..pos.wrapping_add(3)) {
-            if (h[0] | h[1] | h[2]) < 0x80 {
-                return Ok((h[0] as usize, h[1] as usize, u64::from(h[2]), pos + 3));
-            }
-        }
-        self.header_slow(pos)
-    }
-
-    #[cold]
-    fn header_slow(&self, pos: usize) -> Result<(usize, usize, u64, usize), BlockError> {
-        let d = &self.data[..self.restarts];
-        let mut p = pos;
-        let bad = |what: &str| FormatError::new(pos, format!("bad entry: {what}"));
-        let shared = get_varint(d, &mut p).ok_or_else(|| bad("shared length"))?;
-        let unshared = get_varint(d, &mut p).ok_or_else(|| bad("key length"))?;
-        let vtag = get_varint(d, &mut p).ok_or_else(|| bad("value length"))?;
-        let shared = usize::try_from(shared).map_err(|_| bad("shared length"))?;
-        let unshared = usize::try_from(unshared).map_err(|_| bad("key length"))?;
-        Ok((shared, unshared, vtag, p))
-    }
-
-    /// The whole key stored at restart point `i` (restart entries share no prefix), read in
-    /// place.
-    #[inline]
-    pub(crate) fn restart_key(&self, i: usize) -> Result<&'a [u8], BlockError> {
-        let pos = self.restart(i)?;
-        let (shared, unshared, _, p) = self.header(pos)?;
-        if shared != 0 {
-            return Err(Block::bad_entry(pos, "restart entry shares a prefix"));
-        }
-        self.data[..self.restarts]
-            .get(p..p.saturating_add(unshared))
-            .ok_or_else(|| Block::bad_entry(pos, "key runs past the block"))
-    }
-
-    /// Index of the last restart point whose key is `< target` (0 when there is none).
-    pub(crate) fn restart_index_before(&self, target: &[u8]) -> Result<usize, BlockError> {
-        let (mut lo, mut hi) = (0usize, self.num_restarts);
-        while hi - lo > 1 {
-            let mid = (lo + hi) / 2;
-            if keycmp::lt(self.restart_key(mid)?, target) {
-                lo = mid;
-            } else {
-                hi = mid;
-            }
-        }
-        Ok(lo)
-    }
-
     /// The entry whose key equals `target`, if any (a point lookup). Keys are not rebuilt:
     /// the scan after the restart search keeps the length of the prefix that the previous key
     /// shares with `target` and compares only the bytes each entry stores.
@@ -473,7 +364,7 @@ impl<'a> BlockRef<'a> {
         if self.num_restarts == 0 {
             return Ok(None);
         }
-        let pos = self.restart(self.restart_index_before(target)?)?;
+        let pos = self.restart_before(target)?;
         self.scan_for(pos, target)
     }
 
@@ -532,8 +423,32 @@ impl<'a> BlockRef<'a> {
         Ok(None)
     }
 
+    /// Every entry of the block, in order (for reverse iteration and verification).
+    pub fn entries(&self) -> Result<Vec<(Vec<u8>, ValueRef)>, BlockError> {
+        let mut out = Vec::new();
+        let mut key = Vec::new();
+        let mut pos = 0;
+        while pos < self.restarts {
+            let (v, next) = self.decode_at(pos, &mut key)?;
+            if out
+                .last()
+                .is_some_and(|(l, _): &(Vec<u8>, ValueRef)| l.as_slice() >= key.as_slice())
+            {
+                return Err(FormatError::new(pos, "keys out of order"));
+            }
+            out.push((key.clone(), v));
+            pos = next;
+        }
+        Ok(out)
+    }
+
+    /// The value bytes of an entry.
+    pub fn value(&self, v: ValueRef) -> Option<Vec<u8>> {
+        self.value_slice(v).map(<[u8]>::to_vec)
+    }
+
     /// The value bytes of an entry, borrowed from the block (`None`: tombstone).
-    pub fn value_slice(&self, v: ValueRef) -> Option<&'a [u8]> {
+    pub fn value_slice(&self, v: ValueRef) -> Option<&[u8]> {
         if v.tombstone {
             None
         } else {
@@ -892,10 +807,10 @@ mod tests {
                 }
                 let _ = b.get(b"");
                 // The point index of a damaged block: built or not, it never panics.
-                if let Some(pi) = super::super::point::PointIndex::build(&b.view()) {
+                if let Some(pi) = super::super::point::PointIndex::build(&b) {
                     for op in &ops {
                         if let crate::iter::testing::Op::Seek(t) = op {
-                            let _ = pi.get(&b.view(), t);
+                            let _ = pi.get(&b, t);
                         }
                     }
                 }

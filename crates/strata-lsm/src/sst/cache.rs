@@ -3,17 +3,12 @@
 //! sets a bit; the hand clears bits and evicts unreferenced blocks), which approximates LRU
 //! at the cost of a flag store per hit. A hit hands out the shared block (an `Arc`), never a
 //! copy; the map holds the block and its bit directly, so a hit reads one bucket.
-//!
-//! A point read ([`BlockCache::find_point`]) searches the cached block under its shard's lock
-//! and takes a reference to the block only when it finds the key, after the search: the point
-//! index is not referenced at all (two atomic updates less per get), and the search's loads
-//! no longer wait behind the block's reference-count update.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::{Arc, Mutex};
 
-use super::block::{BlockError, BlockRef, ValueRef};
+use super::block::Block;
 use super::point::PointIndex;
 use crate::sync::lock;
 
@@ -40,16 +35,6 @@ impl Hasher for KeyHasher {
     }
 }
 
-/// The entry a point read found in a cached block ([`BlockCache::find_point`]).
-pub struct CachedPoint {
-    /// The block (a new reference to it).
-    pub block: Arc<Vec<u8>>,
-    /// Where the entry's value lies in it.
-    pub value: ValueRef,
-    /// The block's restart count.
-    pub restarts: usize,
-}
-
 /// A cached block with its CLOCK reference bit, held in the map itself: a hit touches the
 /// map's bucket and the block, nothing in between. A block that a point read asked for also
 /// keeps its [`PointIndex`] (`None`: not built yet; `Some(None)`: the block has none).
@@ -60,14 +45,6 @@ struct Entry {
 }
 
 impl Entry {
-    fn new(block: Arc<Vec<u8>>) -> Entry {
-        Entry {
-            block,
-            referenced: false,
-            point: None,
-        }
-    }
-
     /// Bytes charged: the block and its point index.
     fn size(&self) -> usize {
         self.block.len()
@@ -75,35 +52,6 @@ impl Entry {
                 .point
                 .as_ref()
                 .map_or(0, |p| p.as_ref().map_or(0, PointIndex::bytes))
-    }
-
-    /// A point read of `key` in this block (its point index built on the first one); also
-    /// the bytes the point index added to the entry.
-    fn find(&mut self, key: &[u8]) -> (Result<Option<CachedPoint>, BlockError>, usize) {
-        // The search reads the block through the `Arc` (a plain load of its allocation, which
-        // overlaps the point index's loads); the reference to the block is taken only once
-        // the key is found. (Taken first, as before, its atomic update — a fence — made every
-        // load of the search wait for the miss on the `Arc`'s counts.)
-        let data: &[u8] = &self.block;
-        let mut added = 0;
-        let point = self.point.get_or_insert_with(|| {
-            let p = BlockRef::new(data).ok().and_then(|b| PointIndex::build(&b));
-            added = p.as_ref().map_or(0, PointIndex::bytes);
-            p
-        });
-        let found = match point {
-            Some(pi) => BlockRef::with_restart_count(data, pi.restart_count())
-                .and_then(|b| Ok((b, pi.get(&b, key)?))),
-            None => BlockRef::new(data).and_then(|b| Ok((b, b.get(key)?))),
-        };
-        let hit = found.map(|(b, v)| {
-            v.map(|value| CachedPoint {
-                block: Arc::clone(&self.block),
-                value,
-                restarts: b.restart_count(),
-            })
-        });
-        (hit, added)
     }
 }
 
@@ -175,27 +123,26 @@ impl BlockCache {
         Some(Arc::clone(&e.block))
     }
 
-    /// A point read of `key` in cached block `(file, off)`, `None` when the block is not
-    /// cached. The block is searched under its shard's lock (through its point index, built
-    /// and charged on the block's first point read); only when the key is found is a
-    /// reference to the block taken.
-    pub fn find_point(
-        &self,
-        file: u64,
-        off: u64,
-        key: &[u8],
-    ) -> Option<Result<Option<CachedPoint>, BlockError>> {
-        let k = (file, off);
-        let mut s = self.shard(k);
-        let e = s.map.get_mut(&k)?;
+    /// The cached block with its point index, built (and charged) on the block's first
+    /// point read.
+    pub fn get_point(&self, file: u64, off: u64) -> Option<(Arc<Vec<u8>>, Option<PointIndex>)> {
+        let key = (file, off);
+        let mut s = self.shard(key);
+        let e = s.map.get_mut(&key)?;
         e.referenced = true;
-        let (hit, added) = e.find(key);
-        if added > 0 {
-            s.bytes += added;
-            // The entry was just referenced, so the sweep keeps it.
-            s.evict(self.per_shard);
+        if let Some(p) = &e.point {
+            return Some((Arc::clone(&e.block), p.clone()));
         }
-        Some(hit)
+        let p = Block::new(Arc::clone(&e.block))
+            .ok()
+            .and_then(|b| PointIndex::build(&b));
+        e.point = Some(p.clone());
+        let out = (Arc::clone(&e.block), p);
+        let added = out.1.as_ref().map_or(0, PointIndex::bytes);
+        s.bytes += added;
+        // The entry was just referenced, so the sweep keeps it.
+        s.evict(self.per_shard);
+        Some(out)
     }
 
     /// Inserts a block, evicting blocks beyond capacity (a block larger than a shard's share
@@ -213,7 +160,14 @@ impl BlockCache {
         }
         s.evict(self.per_shard.saturating_sub(size));
         s.ring.push(key);
-        s.map.insert(key, Entry::new(block));
+        s.map.insert(
+            key,
+            Entry {
+                block,
+                referenced: false,
+                point: None,
+            },
+        );
         s.bytes += size;
     }
 
@@ -242,7 +196,6 @@ impl BlockCache {
 
 #[cfg(test)]
 mod tests {
-    use super::super::block::{Block, BlockBuilder};
     use super::*;
 
     #[test]
@@ -290,13 +243,12 @@ mod tests {
         fn cache_stays_consistent(ops in proptest::collection::vec((0u8..4, 0u64..3, 0u64..40, 1usize..400), 0..300)) {
             let c = BlockCache::new(SHARDS * 1000);
             let mut last: std::collections::HashMap<(u64, u64), Vec<u8>> = Default::default();
-            let mut real = std::collections::HashSet::new();
             for (op, file, off, size) in ops {
                 match op {
                     0 | 1 => {
                         // Op 1 caches a real block (it gets a point index), op 0 bytes.
                         let b = if op == 1 {
-                            let mut bb = BlockBuilder::new();
+                            let mut bb = super::super::block::BlockBuilder::new();
                             for i in 0..size as u32 / 8 {
                                 bb.add(&i.to_be_bytes(), Some(&[op; 3]));
                             }
@@ -306,38 +258,16 @@ mod tests {
                         };
                         c.insert(file, off, Arc::new(b.clone()));
                         last.insert((file, off), b);
-                        if op == 1 {
-                            real.insert((file, off));
-                        } else {
-                            real.remove(&(file, off));
-                        }
                     }
                     2 => {
                         if let Some(b) = c.get(file, off) {
                             proptest::prop_assert_eq!(Some(b.as_ref()), last.get(&(file, off)));
                         }
-                        // A point read of a real block finds what `Block::get` finds in the
-                        // bytes last inserted for its key.
-                        let k = (file, off ^ 1);
-                        let probe = (size as u32 % 60).to_be_bytes();
-                        if let Some(found) = c.find_point(k.0, k.1, &probe) {
-                            proptest::prop_assert!(last.contains_key(&k), "a block never inserted");
-                            if real.contains(&k) {
-                                let want = Block::new(Arc::new(last[&k].clone())).unwrap();
-                                let want = want.get(&probe).unwrap().map(|v| want.value_slice(v).map(<[u8]>::to_vec));
-                                let got = found.unwrap().map(|p| {
-                                    proptest::prop_assert_eq!(p.block.as_slice(), last[&k].as_slice());
-                                    let b = BlockRef::with_restart_count(&p.block, p.restarts).unwrap();
-                                    Ok(b.value_slice(p.value).map(<[u8]>::to_vec))
-                                }).transpose()?;
-                                proptest::prop_assert_eq!(got, want);
-                            }
+                        if let Some((b, _)) = c.get_point(file, off ^ 1) {
+                            proptest::prop_assert_eq!(Some(b.as_ref()), last.get(&(file, off ^ 1)));
                         }
                     }
-                    _ => {
-                        c.forget_file(file);
-                        last.retain(|k, _| k.0 != file);
-                    }
+                    _ => c.forget_file(file),
                 }
                 check_invariants(&c);
             }
@@ -359,46 +289,5 @@ mod tests {
         assert!(c.get(2, 0).is_some());
         c.insert(2, 0, Arc::new(vec![0u8; 50]));
         assert_eq!(c.bytes(), 50);
-    }
-
-    /// A point read finds every value (of any length) and tombstone of a cached block, and
-    /// no key the block lacks, before and after the block's point index is built; a block
-    /// that is not cached is `None`; the bytes read are those of the block last inserted.
-    #[test]
-    fn find_point_finds_what_the_block_holds() {
-        let lens = [0usize, 1, 100, 127, 128, 129, 300];
-        let mut bb = BlockBuilder::new();
-        for (i, &n) in lens.iter().enumerate() {
-            bb.add(&[2 * i as u8 + 1], Some(&vec![i as u8 + 7; n]));
-        }
-        bb.add(&[99], None);
-        let c = BlockCache::new(SHARDS * 100_000);
-        c.insert(1, 4096, Arc::new(vec![0u8; 64]));
-        c.insert(1, 0, Arc::new(bb.finish()));
-        assert!(c.find_point(1, 8192, &[1]).is_none());
-        let value = |key: &[u8]| {
-            c.find_point(1, 0, key).unwrap().unwrap().map(|p| {
-                let b = BlockRef::with_restart_count(&p.block, p.restarts).unwrap();
-                b.value_slice(p.value).map(<[u8]>::to_vec)
-            })
-        };
-        for _ in 0..2 {
-            // The first round builds the point index, the second uses it.
-            for (i, &n) in lens.iter().enumerate() {
-                let want = vec![i as u8 + 7; n];
-                assert_eq!(value(&[2 * i as u8 + 1]), Some(Some(want)), "key {i}");
-                assert_eq!(value(&[2 * i as u8 + 2]), None, "after key {i}");
-            }
-            assert_eq!(value(&[0]), None);
-            assert_eq!(value(&[99]), Some(None), "a tombstone");
-            assert_eq!(value(&[100]), None);
-        }
-        // Re-inserted with other bytes: the search reads the new block.
-        let mut bb = BlockBuilder::new();
-        bb.add(&[1], Some(b"new"));
-        c.insert(1, 0, Arc::new(bb.finish()));
-        assert_eq!(value(&[1]), Some(Some(b"new".to_vec())));
-        assert_eq!(value(&[3]), None);
-        check_invariants(&c);
     }
 }

@@ -12,7 +12,7 @@
 use std::cmp::Ordering;
 use std::sync::Arc;
 
-use super::block::{BlockError, BlockRef, ValueRef};
+use super::block::{Block, BlockError, ValueRef};
 use super::index::head;
 use super::keycmp;
 
@@ -29,7 +29,7 @@ pub struct PointIndex(Arc<[u64]>);
 impl PointIndex {
     /// The index of `b`, or `None` when the block has no restart point or a restart entry does
     /// not decode (a point read then searches the block itself, which reports the damage).
-    pub fn build(b: &BlockRef<'_>) -> Option<PointIndex> {
+    pub fn build(b: &Block) -> Option<PointIndex> {
         let n = b.restart_count();
         if n == 0 || n > u32::MAX as usize {
             return None;
@@ -88,8 +88,8 @@ impl PointIndex {
     }
 
     /// Index of the last restart point whose key is `< target` (0 when there is none), as
-    /// [`super::block::Block::restart_before`] finds it.
-    fn restart_before(&self, b: &BlockRef<'_>, target: &[u8]) -> Result<usize, BlockError> {
+    /// [`Block::restart_before`] finds it.
+    fn restart_before(&self, b: &Block, target: &[u8]) -> Result<usize, BlockError> {
         let n = self.restart_count();
         let plen = self.prefix_len();
         let mut prefix = [0u8; MAX_PREFIX];
@@ -122,8 +122,8 @@ impl PointIndex {
         Ok(lo)
     }
 
-    /// [`BlockRef::get`] on `b`, the block this index was built from.
-    pub fn get(&self, b: &BlockRef<'_>, target: &[u8]) -> Result<Option<ValueRef>, BlockError> {
+    /// [`Block::get`] on `b`, the block this index was built from.
+    pub fn get(&self, b: &Block, target: &[u8]) -> Result<Option<ValueRef>, BlockError> {
         let i = self.restart_before(b, target)?;
         b.scan_for(self.offset(i), target)
     }
@@ -131,7 +131,7 @@ impl PointIndex {
 
 #[cfg(test)]
 mod tests {
-    use super::super::block::{Block, BlockBuilder};
+    use super::super::block::BlockBuilder;
     use super::*;
     use proptest::prelude::*;
 
@@ -160,9 +160,8 @@ mod tests {
                 keys.push(k);
             }
             let blk = Block::new(Arc::new(bb.finish())).unwrap();
-            let pi = PointIndex::build(&blk.view()).expect("a valid block has a point index");
-            let bytes = blk.data().to_vec();
-            let same = BlockRef::with_restart_count(&bytes, pi.restart_count()).unwrap();
+            let pi = PointIndex::build(&blk).expect("a valid block has a point index");
+            let same = Block::with_restart_count(Arc::new(blk.data().to_vec()), pi.restart_count()).unwrap();
             let mut all = keys.clone();
             for t in &targets {
                 all.push(prefix.iter().chain(t).copied().collect());

@@ -566,9 +566,7 @@ impl Table {
     }
 
     /// Looks a key up without copying its value: `None` when absent from this file, else the
-    /// block holding the entry and where in it the value lies ([`Block::value_slice`]). A
-    /// cached block is searched in the cache ([`BlockCache::find_point`]); a block read from
-    /// the file is searched, then cached.
+    /// block holding the entry and where in it the value lies ([`Block::value_slice`]).
     pub fn get_ref(&self, key: &[u8], hash: u64) -> Result<Option<(Block, ValueRef)>> {
         if keycmp::lt(key, &self.meta.smallest) || keycmp::lt(&self.meta.largest, key) {
             return Ok(None);
@@ -580,18 +578,28 @@ impl Table {
         if i == self.index.len() {
             return Ok(None);
         }
-        let (off, len) = self.index.handle(i);
-        if let Some(found) = self.cache.find_point(self.meta.id, off, key) {
-            let Some(p) = found.map_err(|e| self.err(off, e))? else {
-                return Ok(None);
-            };
-            let b = Block::with_restart_count(p.block, p.restarts).map_err(|e| self.err(off, e))?;
-            return Ok(Some((b, p.value)));
-        }
-        // Not cached: read it (the cache was just asked; no second lookup) and cache it.
-        let b = Block::new(self.load_block(off, len, true)?).map_err(|e| self.err(off, e))?;
-        let found = b.get(key).map_err(|e| self.err(off, e))?;
-        Ok(found.map(|v| (b, v)))
+        let off = self.index.handle(i).0;
+        let (b, found) = match self.cache.get_point(self.meta.id, off) {
+            // A cached block: its point index finds the restart point.
+            Some((data, Some(pi))) => {
+                let b = Block::with_restart_count(data, pi.restart_count())
+                    .map_err(|e| self.err(off, e))?;
+                let found = pi.get(&b, key);
+                (b, found)
+            }
+            // Cached without a point index, or not cached: then read it (the cache was just
+            // asked; no second lookup) and cache it.
+            cached => {
+                let data = match cached {
+                    Some((data, _)) => data,
+                    None => self.load_block(off, self.index.handle(i).1, true)?,
+                };
+                let b = Block::new(data).map_err(|e| self.err(off, e))?;
+                let found = b.get(key);
+                (b, found)
+            }
+        };
+        Ok(found.map_err(|e| self.err(off, e))?.map(|v| (b, v)))
     }
 }
 
