@@ -20,7 +20,7 @@ fn load(e: &dyn Engine, keys: &[Vec<u8>]) {
     for chunk in keys.chunks(128) {
         let mut b = WriteBatch::new();
         for k in chunk {
-            b.put(k.clone(), b"v".to_vec());
+            b.put(k.clone(), b"v");
         }
         e.write(b).unwrap();
     }
