@@ -44,12 +44,19 @@ impl ReadableFile for Bytes {
     }
 }
 
-/// A file system holding one file, read-only.
-struct OneFile(Vec<u8>);
-
-/// A file system that keeps the one file written to it in memory (for `SstWriter`).
+/// A file system of one file in memory, whatever the path: `SstWriter` writes it, `Table`
+/// reads it.
 #[derive(Default)]
 struct MemFile(Arc<Mutex<Vec<u8>>>);
+
+impl MemFile {
+    fn holding(bytes: Vec<u8>) -> MemFile {
+        MemFile(Arc::new(Mutex::new(bytes)))
+    }
+    fn bytes(&self) -> io::Result<Vec<u8>> {
+        Ok(self.0.lock().map_err(|_| io::Error::other("poisoned"))?.clone())
+    }
+}
 
 struct MemWriter(Arc<Mutex<Vec<u8>>>);
 
@@ -80,10 +87,10 @@ impl Fs for MemFile {
         Ok(Box::new(MemWriter(Arc::clone(&self.0))))
     }
     fn open(&self, _: &Path) -> io::Result<Arc<dyn ReadableFile>> {
-        Err(io::Error::other("write-only"))
+        Ok(Arc::new(Bytes(self.bytes()?)))
     }
     fn read(&self, _: &Path) -> io::Result<Vec<u8>> {
-        Err(io::Error::other("write-only"))
+        self.bytes()
     }
     fn rename(&self, _: &Path, _: &Path) -> io::Result<()> {
         Ok(())
@@ -157,7 +164,7 @@ fn built_then_edited(data: &[u8]) -> Option<(Vec<u8>, FileMeta, bool)> {
         w.add(&k, (flag % 4 != 0).then_some(v)).ok()?;
     }
     let meta = w.finish().ok()?;
-    let mut f = mem.0.lock().ok()?.clone();
+    let mut f = mem.bytes().ok()?;
     let written = f.clone();
     fix_crcs(&mut f);
     assert!(f == written, "fix_crcs changed a file as SstWriter wrote it");
@@ -171,33 +178,6 @@ fn built_then_edited(data: &[u8]) -> Option<(Vec<u8>, FileMeta, bool)> {
     fix_crcs(&mut f);
     let pristine = f == written;
     Some((f, meta, pristine))
-}
-
-impl Fs for OneFile {
-    fn create(&self, _: &Path) -> io::Result<Box<dyn WritableFile>> {
-        Err(io::Error::other("read-only"))
-    }
-    fn open(&self, _: &Path) -> io::Result<Arc<dyn ReadableFile>> {
-        Ok(Arc::new(Bytes(self.0.clone())))
-    }
-    fn read(&self, _: &Path) -> io::Result<Vec<u8>> {
-        Ok(self.0.clone())
-    }
-    fn rename(&self, _: &Path, _: &Path) -> io::Result<()> {
-        Ok(())
-    }
-    fn remove(&self, _: &Path) -> io::Result<()> {
-        Ok(())
-    }
-    fn list(&self, _: &Path) -> io::Result<Vec<String>> {
-        Ok(Vec::new())
-    }
-    fn sync_dir(&self, _: &Path) -> io::Result<()> {
-        Ok(())
-    }
-    fn create_dir_all(&self, _: &Path) -> io::Result<()> {
-        Ok(())
-    }
 }
 
 fuzz_target!(|input: &[u8]| {
@@ -216,7 +196,7 @@ fuzz_target!(|input: &[u8]| {
         },
     };
     let data = &file[..];
-    let fs: Arc<dyn Fs> = Arc::new(OneFile(data.to_vec()));
+    let fs: Arc<dyn Fs> = Arc::new(MemFile::holding(data.to_vec()));
     let opened = Table::open(fs, Path::new("fuzz.sst"), meta, Arc::new(BlockCache::new(1 << 16)));
     // A file as SstWriter wrote it opens and verifies.
     assert!(!pristine || opened.is_ok(), "a written SST does not open");
