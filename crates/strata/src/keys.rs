@@ -170,7 +170,7 @@ impl KeyLayout {
     /// expected length of the encoded fields.
     pub(crate) fn builder(&self, hint: usize) -> KeyBuilder<'_> {
         let gap = self.id_bytes.len() + MAX_HASH_LEN;
-        let mut out = Vec::with_capacity(gap + hint);
+        let mut out = Vec::with_capacity(gap + hint + STORE_SLACK);
         // `id` goes first now; room for `h` after it (a constant-size write, no memset).
         out.extend_from_slice(&self.id_bytes);
         out.extend_from_slice(&[0; MAX_HASH_LEN]);
@@ -185,10 +185,7 @@ impl KeyLayout {
     /// of the partition), with the partition encoded once for both: the same as
     /// [`Self::partition_hash`] and [`Self::key`] with no sort values.
     pub fn partition_prefix(&self, partition: &[Value]) -> Result<(u16, Vec<u8>)> {
-        // Room for each field's encoding and for the widest single store an element encoder
-        // makes (a short text is appended with one 18-byte store, whatever its length): with
-        // a tighter hint, a one-text partition reallocated the prefix once per Query.
-        let mut b = self.builder(16 * partition.len() + PREFIX_SLACK);
+        let mut b = self.builder(16 * partition.len());
         for v in partition {
             b.value(v)?;
         }
@@ -214,10 +211,11 @@ impl KeyLayout {
 /// Longest native encoding of a partition hash `h < 65536` (3 bytes from 8152 on).
 const MAX_HASH_LEN: usize = 3;
 
-/// Bytes a [`KeyBuilder`] for a partition prefix keeps free beyond 16 per field: the widest
-/// store of the native element encoders (a text of up to 16 bytes is written with one 18-byte
-/// store, and the vector must have room for all of it).
-const PREFIX_SLACK: usize = 24;
+/// Bytes every [`KeyBuilder`] keeps free beyond its caller's hint: the widest single store of
+/// the native element encoders (a text of up to 16 bytes is appended with one 18-byte store,
+/// whatever its length, and the vector must have room for all of it). Without it a key whose
+/// hint was tight reallocated once (a one-text partition prefix: once per Query).
+const STORE_SLACK: usize = 24;
 
 /// A whole item key `(id, h, partition…, sort…)` being built, with the partition fields
 /// encoded once for both the hash and the key: the fields go after `id` and a gap for `h`
