@@ -8,7 +8,6 @@
 
 use std::fmt;
 
-use crate::coding::put_varint;
 use crate::engine::Condition;
 
 /// One write of a batch, owned (what [`crate::wal::decode_batch`] returns, and what
@@ -95,25 +94,16 @@ impl WriteBatch {
             self.take_spare();
         }
         let b = &mut self.bytes;
-        b.reserve(key.len() + value.map_or(0, <[u8]>::len) + 11);
-        b.push(u8::from(value.is_some()));
-        put_varint(b, key.len() as u64);
-        let at = b.len();
-        b.extend_from_slice(key);
-        let mut span = Span {
-            key: at,
+        let value_len = value.map_or(0, <[u8]>::len);
+        b.reserve(key.len() + value_len + 11);
+        let (key_at, value_at) = crate::wal::put_op(b, key, value);
+        self.payload += key.len() + value_len;
+        self.spans.push(Span {
+            key: key_at,
             key_len: key.len(),
-            value: NO_VALUE,
-            value_len: 0,
-        };
-        if let Some(v) = value {
-            put_varint(b, v.len() as u64);
-            span.value = b.len();
-            span.value_len = v.len();
-            b.extend_from_slice(v);
-        }
-        self.payload += key.len() + span.value_len;
-        self.spans.push(span);
+            value: value_at.unwrap_or(NO_VALUE),
+            value_len,
+        });
     }
 
     /// Takes this thread's spare buffers, if any (only when this batch has none).
@@ -315,6 +305,7 @@ pub(crate) fn recycle(batch: WriteBatch) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::coding::put_varint;
     use proptest::prelude::*;
 
     fn op_strategy() -> impl Strategy<Value = Op> {

@@ -16,7 +16,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use crate::coding::{get_bytes, get_varint, put_bytes, put_varint, u64_at};
+use crate::coding::{get_bytes, get_varint, put_varint, u64_at};
 use crate::engine::{Op, WriteBatch};
 use crate::error::{Error, FormatError, Result};
 use crate::fs::{FileSyncer, Fs, WritableFile};
@@ -79,18 +79,32 @@ pub fn encode_batch(out: &mut Vec<u8>, seq: u64, ops: &[Op]) {
     out.extend_from_slice(&seq.to_le_bytes());
     put_varint(out, ops.len() as u64);
     for op in ops {
-        match op {
-            Op::Put(k, v) => {
-                out.push(1);
-                put_bytes(out, k);
-                put_bytes(out, v);
-            }
-            Op::Delete(k) => {
-                out.push(0);
-                put_bytes(out, k);
-            }
-        }
+        let (k, v) = op.as_kv();
+        put_op(out, k, v);
     }
+}
+
+/// Appends one op as a WAL record holds it (`0x01 key value` for a put, `0x00 key` for a
+/// delete, each byte string varint-length-prefixed); returns where the key and the value (for
+/// a put) start in `out`. The one encoder of an op: [`encode_batch`] and
+/// [`WriteBatch`]'s buffer both write through it.
+#[inline]
+pub(crate) fn put_op(
+    out: &mut Vec<u8>,
+    key: &[u8],
+    value: Option<&[u8]>,
+) -> (usize, Option<usize>) {
+    out.push(u8::from(value.is_some()));
+    put_varint(out, key.len() as u64);
+    let k = out.len();
+    out.extend_from_slice(key);
+    let v = value.map(|v| {
+        put_varint(out, v.len() as u64);
+        let at = out.len();
+        out.extend_from_slice(v);
+        at
+    });
+    (k, v)
 }
 
 /// Decodes a WAL payload into `(seq, ops)`; the error says what is wrong and at which byte
