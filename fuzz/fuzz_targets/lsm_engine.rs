@@ -88,6 +88,8 @@ fn options(fs: &Arc<FaultFs>, stripes: u32, partitioned: bool) -> LsmOptions {
         background: false,
         // FaultFs never maps its files; the option only has to be set.
         mmap_reads: true,
+        // Roll the manifest over every few edits: I/O faults land inside roll-overs too.
+        manifest_roll_bytes: 2 << 10,
         fs: Some(Arc::clone(fs) as Arc<dyn Fs>),
     }
 }

@@ -1,5 +1,5 @@
-//! Crash points: named places in flush and compaction between two steps whose order matters
-//! for durability (see "Durability protocol" in `docs/format/lsm.md`). A test runs a writer
+//! Crash points: named places in flush, compaction, the manifest's roll-over and the end of a
+//! read-write open, between two steps whose order matters for durability (see "Durability protocol" in `docs/format/lsm.md`). A test runs a writer
 //! process with the environment variable [`ENV`] set to `NAME` or `NAME@N`; the N-th time
 //! (default: the first) that process reaches the point `NAME`, it kills itself with SIGKILL,
 //! exactly as `kill -9` would there. The windows are far too short for a kill from outside to
@@ -22,8 +22,33 @@ pub const COMPACT_SYNCED: &str = "compact.outputs-synced";
 /// Compaction: the manifest edit (inputs removed, outputs added) is synced; the inputs are
 /// not marked obsolete (deleted) yet.
 pub const COMPACT_LOGGED: &str = "compact.manifest-logged";
+/// A new manifest (a snapshot of the state) is written and synced; `CURRENT` still names the
+/// old one. Reached when a read-write open starts its manifest and when the live manifest is
+/// rolled over (it grew past [`crate::LsmOptions::manifest_roll_bytes`]).
+pub const MANIFEST_WRITTEN: &str = "manifest.written";
+/// `CURRENT.tmp` naming the new manifest is written and synced; not yet renamed to `CURRENT`.
+pub const MANIFEST_CURRENT_TMP: &str = "manifest.current-tmp-synced";
+/// Manifest roll-over: `CURRENT` names the new manifest (renamed, directory synced); the old
+/// manifest is not deleted yet.
+pub const MANIFEST_ROLLED: &str = "manifest.rolled";
+/// Read-write open: what the WALs held is written to new L0 SSTs and synced; no manifest lists
+/// them yet, and the WALs are still the only record of that data.
+pub const OPEN_L0_SYNCED: &str = "open.l0-synced";
+/// Read-write open: the new manifest (listing those L0 SSTs, naming the new WAL) is `CURRENT`;
+/// the older WALs, manifests and unlisted SSTs are not deleted yet.
+pub const OPEN_MANIFEST_CURRENT: &str = "open.manifest-current";
 /// Every crash point.
-pub const ALL: [&str; 4] = [FLUSH_SYNCED, FLUSH_LOGGED, COMPACT_SYNCED, COMPACT_LOGGED];
+pub const ALL: [&str; 9] = [
+    FLUSH_SYNCED,
+    FLUSH_LOGGED,
+    COMPACT_SYNCED,
+    COMPACT_LOGGED,
+    MANIFEST_WRITTEN,
+    MANIFEST_CURRENT_TMP,
+    MANIFEST_ROLLED,
+    OPEN_L0_SYNCED,
+    OPEN_MANIFEST_CURRENT,
+];
 
 /// Marks the crash point `name`: kills the process there when [`ENV`] asks for it.
 #[inline(always)]

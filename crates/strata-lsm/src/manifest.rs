@@ -306,12 +306,14 @@ impl ManifestWriter {
         record::frame(&mut buf, &encode_edits(&state.snapshot()));
         file.append(&buf).map_err(Error::io(&path))?;
         file.sync().map_err(Error::io(&path))?;
+        crate::crash_point::reached(crate::crash_point::MANIFEST_WRITTEN);
         let tmp = dir.join("CURRENT.tmp");
         let mut cur = fs.create(&tmp).map_err(Error::io(&tmp))?;
         cur.append(format!("{}\n", manifest_name(number)).as_bytes())
             .map_err(Error::io(&tmp))?;
         cur.sync().map_err(Error::io(&tmp))?;
         drop(cur);
+        crate::crash_point::reached(crate::crash_point::MANIFEST_CURRENT_TMP);
         let current = dir.join("CURRENT");
         fs.rename(&tmp, &current).map_err(Error::io(&current))?;
         fs.sync_dir(dir).map_err(Error::io(dir))?;

@@ -67,6 +67,12 @@ pub struct LsmOptions {
     /// disk with an error per request should set `false`. Mapped pages are the OS page cache:
     /// they count in the process's RSS, and the kernel reclaims them under memory pressure.
     pub mmap_reads: bool,
+    /// Size at which the manifest (the log of flushes and compactions) is rolled over: a new
+    /// manifest holding a snapshot of the state is written and synced, `CURRENT` is switched
+    /// to it, and the old one is deleted. Default 4 MiB (RocksDB's `max_manifest_file_size`
+    /// plays the same part). A smaller value rolls more often; reopening reads at most about
+    /// this many bytes of manifest plus one snapshot.
+    pub manifest_roll_bytes: u64,
     /// The file system layer (tests inject faults here); `None`: the real file system.
     pub fs: Option<Arc<dyn Fs>>,
 }
@@ -86,6 +92,7 @@ impl Default for LsmOptions {
             level1_bytes: 8 << 20,
             background: true,
             mmap_reads: true,
+            manifest_roll_bytes: 4 << 20,
             fs: None,
         }
     }
@@ -103,6 +110,7 @@ impl std::fmt::Debug for LsmOptions {
             .field("sst_target_bytes", &self.sst_target_bytes)
             .field("background", &self.background)
             .field("mmap_reads", &self.mmap_reads)
+            .field("manifest_roll_bytes", &self.manifest_roll_bytes)
             .finish()
     }
 }

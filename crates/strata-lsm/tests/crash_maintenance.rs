@@ -16,7 +16,10 @@
 //!
 //! A kill from outside almost never lands between two steps of a flush or a compaction (the
 //! SSTs synced but not yet in the manifest; the manifest edit synced but the WALs or inputs not
-//! yet deleted). The second test kills the writer exactly there: the child runs with a crash
+//! yet deleted), of a manifest roll-over (the new manifest synced but `CURRENT` not switched;
+//! switched but the old manifest not deleted) or of a read-write open (the WALs' data in new
+//! L0 SSTs that no manifest lists; the new manifest current but the old files not deleted).
+//! The second test kills the writer exactly there: the child runs with a crash
 //! point (`strata_lsm::crash_point`, enabled for this crate's tests) and kills itself with
 //! SIGKILL the N-th time it reaches it; the same checks follow.
 
@@ -47,6 +50,8 @@ fn options() -> LsmOptions {
         l0_stop_trigger: 12,
         level1_bytes: 16 << 10,
         background: true,
+        // Roll the manifest over every few dozen edits, so that kills land around rolls too.
+        manifest_roll_bytes: 32 << 10,
         ..LsmOptions::default()
     }
 }
@@ -302,16 +307,31 @@ fn kill_9_during_flush_and_compaction_keeps_every_acknowledged_batch() {
     assert!(totals.l0_merges > 0, "no intra-L0 merge ran: {totals:?}");
 }
 
+/// Which hits of each crash point the crash-point test kills the writer at. A read-write open
+/// reaches its points once per process (the child opens once); `manifest.written` and
+/// `manifest.current-tmp-synced` are reached once by the open, then at each roll-over.
+fn hits_of(point: &str) -> &'static [u64] {
+    use strata_lsm::crash_point::*;
+    match point {
+        OPEN_L0_SYNCED | OPEN_MANIFEST_CURRENT => &[1],
+        MANIFEST_WRITTEN | MANIFEST_CURRENT_TMP => &[1, 3],
+        MANIFEST_ROLLED => &[1, 3],
+        _ => &[1, 5],
+    }
+}
+
 #[test]
-fn kill_9_at_each_crash_point_of_flush_and_compaction_keeps_every_acknowledged_batch() {
+fn kill_9_at_each_crash_point_keeps_every_acknowledged_batch() {
     use strata_lsm::crash_point;
     let d = tempfile::tempdir().unwrap();
     let dir = d.path().join("db");
     let mut model = Model::new();
-    let mut round = 0;
+    // A database with unflushed batches in its WAL first: the open's points then have work.
+    let r = load_and_kill(&dir, 0, Duration::from_millis(300), true);
+    verify_after_crash(&dir, 0, r.acked, &mut model, "before the crash points");
+    let mut round = 1;
     for point in crash_point::ALL {
-        // The first time, and a later time (after earlier flushes and compactions).
-        for nth in [1, 5] {
+        for nth in hits_of(point) {
             let at = format!("{point}@{nth}");
             let r = load_until_crash_point(&dir, round, &at)
                 .unwrap_or_else(|| panic!("{at}: not reached within a minute of writes"));

@@ -15,6 +15,8 @@ fn opts(fs: &Arc<FaultFs>, sync: SyncMode) -> LsmOptions {
         memtable_budget_bytes: 16 << 10,
         block_bytes: 256,
         background: false,
+        // Roll the manifest over every few edits: injected faults land inside roll-overs too.
+        manifest_roll_bytes: 4 << 10,
         fs: Some(Arc::clone(fs) as Arc<dyn Fs>),
         ..LsmOptions::default()
     }

@@ -31,6 +31,8 @@ fn options(background: bool, partitioner: Option<Partitioner>) -> LsmOptions {
         background,
         // Both read paths: mapped blocks with background maintenance, pread without.
         mmap_reads: background,
+        // Roll the manifest over every few dozen edits: reopens read rolled manifests.
+        manifest_roll_bytes: 8 << 10,
         fs: None,
     }
 }

@@ -29,7 +29,7 @@ fn options() -> LsmOptions {
         level1_bytes: 600,
         background: false,
         mmap_reads: true,
-        fs: None,
+        ..LsmOptions::default()
     }
 }
 

@@ -5,12 +5,10 @@
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use crate::crash_point;
 use crate::error::Result;
 use crate::fs::Fs;
 use crate::manifest::{self, Edit, ManifestState, ManifestWriter, LEVELS};
-
-/// A manifest larger than this is rolled over into a fresh snapshot.
-const ROLL_BYTES: u64 = 4 << 20;
 
 /// The state of flushes and compactions; held under one mutex, so they run one at a time.
 pub(super) struct Maint {
@@ -22,17 +20,21 @@ pub(super) struct Maint {
     pub compact_ptr: Vec<[Vec<u8>; LEVELS]>,
     /// The stripe where the next search for a compaction starts.
     pub rr: usize,
+    /// A manifest larger than this is rolled over into a fresh snapshot
+    /// ([`crate::LsmOptions::manifest_roll_bytes`]).
+    roll_bytes: u64,
 }
 
 impl Maint {
     /// A fresh maintenance state over a manifest writer.
-    pub fn new(manifest: ManifestWriter, mstate: ManifestState) -> Maint {
+    pub fn new(manifest: ManifestWriter, mstate: ManifestState, roll_bytes: u64) -> Maint {
         let stripes = mstate.stripes as usize;
         Maint {
             manifest,
             mstate,
             compact_ptr: (0..stripes).map(|_| Default::default()).collect(),
             rr: 0,
+            roll_bytes,
         }
     }
 
@@ -47,13 +49,14 @@ impl Maint {
 
     /// Starts a new manifest holding a snapshot of the state once the live one is large.
     pub fn maybe_roll(&mut self, fs: &dyn Fs, dir: &Path, next_file: &AtomicU64) -> Result<()> {
-        if self.manifest.bytes < ROLL_BYTES {
+        if self.manifest.bytes < self.roll_bytes {
             return Ok(());
         }
         let number = next_file.fetch_add(1, Ordering::SeqCst);
         self.mstate.next_file = self.mstate.next_file.max(number + 1);
         let old = self.manifest.number;
         self.manifest = ManifestWriter::create(fs, dir, number, &self.mstate)?;
+        crash_point::reached(crash_point::MANIFEST_ROLLED);
         // The old manifest is obsolete once CURRENT names the new one (synced above).
         let _ = fs.remove(&dir.join(manifest::manifest_name(old)));
         Ok(())

@@ -21,6 +21,7 @@ use super::flush::sync_files;
 use super::inner::{Commit, Inner, State, SyncState, Work};
 use super::maint::Maint;
 use super::version::StripeVersion;
+use crate::crash_point;
 use crate::engine::Op;
 use crate::error::{Error, Result};
 use crate::filename::{self, FileKind};
@@ -470,6 +471,7 @@ fn finish_read_write(
         }
     }
     sync_files(unsynced)?;
+    crash_point::reached(crash_point::OPEN_L0_SYNCED);
     let number = inner.next_file.fetch_add(1, Ordering::SeqCst);
     let chunk = crate::wal::prealloc_for(inner.opts.memtable_budget_bytes);
     let wal = WalWriter::create_with(fs, dir, number, chunk)?;
@@ -477,6 +479,7 @@ fn finish_read_write(
     let manifest_number = inner.next_file.fetch_add(1, Ordering::SeqCst);
     mstate.next_file = inner.next_file.load(Ordering::SeqCst);
     let mw = ManifestWriter::create(fs, dir, manifest_number, &mstate)?;
+    crash_point::reached(crash_point::OPEN_MANIFEST_CURRENT);
     // The manifest was read completely (any damage refused the open above), so an SST it
     // does not list is an input of a finished compaction or the output of an operation whose
     // edit never became durable (its data is still in a WAL or in the inputs): obsolete.
@@ -495,7 +498,7 @@ fn finish_read_write(
     );
     inner.active_bytes.store(0, Ordering::SeqCst);
     lock(&inner.commit).wal = Some(wal);
-    *lock(&inner.maint) = Some(Maint::new(mw, mstate));
+    *lock(&inner.maint) = Some(Maint::new(mw, mstate, inner.opts.manifest_roll_bytes));
     Ok(())
 }
 
