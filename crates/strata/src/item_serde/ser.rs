@@ -38,13 +38,15 @@ pub fn to_item_bytes<T: Serialize + ?Sized>(value: &T) -> Result<Vec<u8>, SerErr
     item_bytes(value, None)
 }
 
-/// [`to_item_bytes`], recording in `spots` where the key attributes of a table are in the
-/// bytes (see [`KeySpots`]).
-pub(crate) fn to_item_bytes_keyed<T: Serialize + ?Sized>(
+/// [`to_item_bytes`] into `out` (its previous contents are dropped; its allocation is kept),
+/// recording in `spots` where the key attributes of a table are in the bytes (see
+/// [`KeySpots`]). On an error `out` holds a partial item, to be cleared by the next use.
+pub(crate) fn to_item_bytes_keyed_into<T: Serialize + ?Sized>(
     value: &T,
     spots: &mut KeySpots<'_>,
-) -> Result<Vec<u8>, SerError> {
-    item_bytes(value, Some(spots))
+    out: &mut Vec<u8>,
+) -> R {
+    item_bytes_into(value, Some(spots), out)
 }
 
 fn item_bytes<T: Serialize + ?Sized>(
@@ -53,8 +55,19 @@ fn item_bytes<T: Serialize + ?Sized>(
 ) -> Result<Vec<u8>, SerError> {
     // Most rows fit; a larger item grows as it is written.
     let mut out = Vec::with_capacity(128);
+    item_bytes_into(value, capture, &mut out)?;
+    Ok(out)
+}
+
+fn item_bytes_into<T: Serialize + ?Sized>(
+    value: &T,
+    capture: Option<&mut KeySpots<'_>>,
+    out: &mut Vec<u8>,
+) -> R {
+    // Empty: the item's own map is the first thing written (see `MapEnc::new`).
+    out.clear();
     value.serialize(Enc {
-        out: &mut out,
+        out,
         depth: 0,
         capture,
     })?;
@@ -62,7 +75,7 @@ fn item_bytes<T: Serialize + ?Sized>(
         // The value was written as a map attribute: its tag becomes the format byte.
         Some(&T_MAP) => {
             out[0] = ITEM_FORMAT;
-            Ok(out)
+            Ok(())
         }
         _ => Err(SerError(
             "an item must serialize as a struct or a map with text keys".into(),
