@@ -11,12 +11,25 @@ use crate::item_codec::decode_item;
 use crate::table::{ItemVersion, Key, Table};
 
 /// Writes to one or more tables, applied all together or not at all by [`Db::write`].
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub struct Batch {
     inner: WriteBatch,
     /// For each condition of `inner`: the table and a description, for error messages.
     conditions: Vec<(String, String)>,
     tables: Vec<Table>,
+    /// Where [`Batch::put_as`] serializes each value before copying it into `inner` (one
+    /// allocation per batch instead of one per item). Holds no op.
+    scratch: Vec<u8>,
+}
+
+impl std::fmt::Debug for Batch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Batch")
+            .field("inner", &self.inner)
+            .field("conditions", &self.conditions)
+            .field("tables", &self.tables)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Batch {
@@ -49,8 +62,8 @@ impl Batch {
         table: &Table,
         value: &T,
     ) -> Result<&mut Batch> {
-        let (k, v) = table.encode_value(value)?;
-        self.inner.put(k, v);
+        let k = table.encode_value_into(value, &mut self.scratch)?;
+        self.inner.put(k, &self.scratch);
         self.touch(table);
         Ok(self)
     }
@@ -252,6 +265,99 @@ impl Transaction<'_> {
             Ok(()) => Ok(()),
             Err(strata_lsm::Error::ConditionFailed { .. }) => Err(Error::Conflict { attempts: 1 }),
             Err(e) => Err(e.into()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+    use serde::Serialize;
+    use strata_key::Kind;
+
+    use super::*;
+    use crate::schema::{KeyField, TableSchema};
+
+    /// Values a batch may be given: rows of several sizes (the scratch buffer shrinks and
+    /// grows between them), and values each refused at a different point of the encoding.
+    #[derive(Debug, Clone, Serialize)]
+    #[serde(untagged)]
+    enum Value {
+        Row { user: String, ts: i64, body: String },
+        Unnamed { body: String },
+        BadKey { user: i64, ts: i64 },
+        Twice(Vec<(String, i64)>),
+        NotAMap(i64),
+    }
+
+    /// `{user, ts, twice, twice}`: a map whose last name repeats (refused only at its end,
+    /// after every attribute was written into the scratch buffer).
+    struct Repeated<'a>(&'a [(String, i64)]);
+
+    impl Serialize for Repeated<'_> {
+        fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+            use serde::ser::SerializeMap;
+            let mut m = s.serialize_map(None)?;
+            m.serialize_entry("user", "u")?;
+            m.serialize_entry("ts", &1)?;
+            for (k, v) in self.0 {
+                m.serialize_entry(k, v)?;
+            }
+            m.end()
+        }
+    }
+
+    fn value() -> impl Strategy<Value = Value> {
+        prop_oneof![
+            6 => (".{0,8}", any::<i64>(), ".{0,300}")
+                .prop_map(|(user, ts, body)| Value::Row { user, ts, body }),
+            1 => ".{0,200}".prop_map(|body| Value::Unnamed { body }),
+            1 => (any::<i64>(), any::<i64>()).prop_map(|(user, ts)| Value::BadKey { user, ts }),
+            1 => proptest::collection::vec(("[a-b]", any::<i64>()), 0..4).prop_map(Value::Twice),
+            1 => any::<i64>().prop_map(Value::NotAMap),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+
+        /// `Batch::put_as` (every value serialized into the batch's one reused buffer) holds
+        /// exactly the ops of `Table::encode_value` of each value put (a fresh buffer each),
+        /// in order, and refuses the same values with the same errors, whatever the values
+        /// before them left in the buffer.
+        #[test]
+        fn put_as_is_encode_value(values in proptest::collection::vec(value(), 0..12)) {
+            let db = Db::memory().unwrap();
+            let t = db
+                .create_table(
+                    TableSchema::new("t", vec![KeyField::new("user", Kind::Text)])
+                        .with_sort(vec![KeyField::new("ts", Kind::Int)]),
+                )
+                .unwrap();
+            let mut batch = Batch::new();
+            let mut want: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
+            for v in &values {
+                let (got, expect) = match v {
+                    Value::Twice(names) => (
+                        batch.put_as(&t, &Repeated(names)).map(|_| ()),
+                        t.encode_value(&Repeated(names)),
+                    ),
+                    v => (batch.put_as(&t, v).map(|_| ()), t.encode_value(v)),
+                };
+                match (got, expect) {
+                    (Ok(()), Ok(kv)) => want.push(kv),
+                    (Err(a), Err(b)) => prop_assert_eq!(a.to_string(), b.to_string()),
+                    (a, b) => prop_assert!(false, "put_as {:?}, encode_value {:?}", a, b),
+                }
+            }
+            let got: Vec<(Vec<u8>, Vec<u8>)> = batch
+                .inner
+                .iter()
+                .map(|(k, v)| (k.to_vec(), v.unwrap_or_default().to_vec()))
+                .collect();
+            prop_assert_eq!(got, want);
+            prop_assert_eq!(batch.len(), batch.inner.op_count());
+            db.write(batch).unwrap();
         }
     }
 }

@@ -13,7 +13,7 @@ use crate::error::{Error, Result};
 use crate::item::{Attr, Item};
 use crate::item_codec::{decode_item, encode_item, key_attr_at, ItemRef, KeyAttr};
 use crate::item_serde::from_item_bytes;
-use crate::item_serde::{to_item_bytes_keyed, KeySpots};
+use crate::item_serde::{to_item_bytes_keyed_into, KeySpots};
 use crate::schema::{KeyField, TableSchema, MAX_KEY_FIELDS};
 
 /// The key of an item: the partition values, then the sort values, in schema order.
@@ -336,15 +336,29 @@ impl Table {
         &self,
         value: &T,
     ) -> Result<(Vec<u8>, Vec<u8>)> {
+        // Most rows fit; a larger item grows as it is written.
+        let mut v = Vec::with_capacity(128);
+        let k = self.encode_value_into(value, &mut v)?;
+        Ok((k, v))
+    }
+
+    /// [`Table::encode_value`] with the value's bytes written into `v` (its previous contents
+    /// dropped, its allocation reused: a batch serializes item after item into one buffer);
+    /// returns the encoded key. On an error `v` holds no meaningful bytes.
+    pub(crate) fn encode_value_into<T: serde::Serialize + ?Sized>(
+        &self,
+        value: &T,
+        v: &mut Vec<u8>,
+    ) -> Result<Vec<u8>> {
         let s = &self.def.schema;
         let mut spots = KeySpots::new(&s.partition, &s.sort);
-        let v = to_item_bytes_keyed(value, &mut spots)
+        to_item_bytes_keyed_into(value, &mut spots, v)
             .map_err(|e| Error::invalid(self.name(), e.to_string()))?;
+        let v: &[u8] = v;
         if !spots.done {
             // Not written as a struct or map at the top (an enum variant with data): look the
             // key attributes up in the bytes.
-            let k = self.key_from_item_bytes(&v)?;
-            return Ok((k, v));
+            return self.key_from_item_bytes(v);
         }
         // One pass: each attribute is checked, then encoded. `key_of` checks them all before
         // encoding any, but the values a serializer writes (no tuples) always encode, so the
@@ -353,7 +367,7 @@ impl Table {
         let np = s.partition.len();
         let mut h = 0;
         for (i, f) in s.key_fields().enumerate() {
-            match self.typed_key_attr(f, &v, spots.at[i])? {
+            match self.typed_key_attr(f, v, spots.at[i])? {
                 KeyAttr::Text(t) => b.text(t),
                 KeyAttr::Int(x) => b.int(x),
                 KeyAttr::Bytes(x) => b.bytes(x),
@@ -365,7 +379,7 @@ impl Table {
                 h = b.hash();
             }
         }
-        Ok((b.finish(h), v))
+        Ok(b.finish(h))
     }
 
     /// The key attribute of field `f` whose tag is at `pos` of item bytes `v` (`usize::MAX`:

@@ -33,7 +33,7 @@ mod ser;
 
 pub use de::from_item_bytes;
 pub use ser::{to_item_bytes, SerError};
-pub(crate) use ser::{to_item_bytes_keyed, KeySpots};
+pub(crate) use ser::{to_item_bytes_keyed_into, KeySpots};
 
 /// [`from_item_bytes`] for owned types, as a plain `fn` (the decoder of typed [`crate::Rows`]).
 pub(crate) fn decode_owned<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> crate::Result<T> {

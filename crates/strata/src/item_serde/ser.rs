@@ -38,13 +38,15 @@ pub fn to_item_bytes<T: Serialize + ?Sized>(value: &T) -> Result<Vec<u8>, SerErr
     item_bytes(value, None)
 }
 
-/// [`to_item_bytes`], recording in `spots` where the key attributes of a table are in the
-/// bytes (see [`KeySpots`]).
-pub(crate) fn to_item_bytes_keyed<T: Serialize + ?Sized>(
+/// [`to_item_bytes`] into `out` (its previous contents are dropped; its allocation is kept),
+/// recording in `spots` where the key attributes of a table are in the bytes (see
+/// [`KeySpots`]). On an error `out` holds a partial item, to be cleared by the next use.
+pub(crate) fn to_item_bytes_keyed_into<T: Serialize + ?Sized>(
     value: &T,
     spots: &mut KeySpots<'_>,
-) -> Result<Vec<u8>, SerError> {
-    item_bytes(value, Some(spots))
+    out: &mut Vec<u8>,
+) -> R {
+    item_bytes_into(value, Some(spots), out)
 }
 
 fn item_bytes<T: Serialize + ?Sized>(
@@ -53,8 +55,19 @@ fn item_bytes<T: Serialize + ?Sized>(
 ) -> Result<Vec<u8>, SerError> {
     // Most rows fit; a larger item grows as it is written.
     let mut out = Vec::with_capacity(128);
+    item_bytes_into(value, capture, &mut out)?;
+    Ok(out)
+}
+
+fn item_bytes_into<T: Serialize + ?Sized>(
+    value: &T,
+    capture: Option<&mut KeySpots<'_>>,
+    out: &mut Vec<u8>,
+) -> R {
+    // Empty: the item's own map is the first thing written (see `MapEnc::new`).
+    out.clear();
     value.serialize(Enc {
-        out: &mut out,
+        out,
         depth: 0,
         capture,
     })?;
@@ -62,7 +75,7 @@ fn item_bytes<T: Serialize + ?Sized>(
         // The value was written as a map attribute: its tag becomes the format byte.
         Some(&T_MAP) => {
             out[0] = ITEM_FORMAT;
-            Ok(out)
+            Ok(())
         }
         _ => Err(SerError(
             "an item must serialize as a struct or a map with text keys".into(),
@@ -264,6 +277,15 @@ impl Entries {
             &self.spill
         }
     }
+
+    #[inline]
+    fn as_mut_slice(&mut self) -> &mut [Entry] {
+        if self.len <= self.inline.len() {
+            &mut self.inline[..self.len]
+        } else {
+            &mut self.spill
+        }
+    }
 }
 
 thread_local! {
@@ -272,78 +294,80 @@ thread_local! {
     static LAST_ORDER: std::cell::Cell<(u8, [u8; 8])> = const { std::cell::Cell::new((0, [0; 8])) };
 }
 
-/// Moves the entries of a map (its bytes `out[first..]`) into name order, recording each
-/// entry's final (name start, value start) in `placed`; refuses a name given twice. The bytes
-/// are copied aside once (on the stack for a typical row) and written back in order.
-fn reorder_by_name(
+/// The name order of a map's entries (its bytes in `out`): `order[k]` is the index of the
+/// entry that goes `k`-th. Refuses a name given twice.
+fn name_order(out: &[u8], entries: &[Entry], order: &mut [usize]) -> R {
+    let n = entries.len();
+    let name = |i: usize| &out[entries[i].name_at..entries[i].value_at];
+    // Names compare by their first 8 bytes in one word, then in full on a tie.
+    let cmp = |a: usize, b: usize| {
+        entries[a]
+            .head
+            .cmp(&entries[b].head)
+            .then_with(|| name(a).cmp(name(b)))
+    };
+    // The order of the last map of this many entries (a type's rows come one after another)
+    // is tried first; it is kept only if the names come strictly ascending in it, which
+    // proves it is the name order and that no name repeats.
+    let hinted = n <= 8
+        && LAST_ORDER.with(|h| {
+            let (hn, perm) = h.get();
+            if usize::from(hn) != n {
+                return false;
+            }
+            for (o, &p) in order.iter_mut().zip(perm.iter()) {
+                *o = usize::from(p);
+            }
+            order
+                .windows(2)
+                .all(|w| cmp(w[0], w[1]) == std::cmp::Ordering::Less)
+        });
+    if hinted {
+        return Ok(());
+    }
+    for (i, o) in order.iter_mut().enumerate() {
+        *o = i;
+    }
+    if n <= 8 {
+        insertion_sort(order, cmp);
+    } else {
+        order.sort_unstable_by(|&a, &b| cmp(a, b));
+    }
+    if let Some(w) = order
+        .windows(2)
+        .find(|w| entries[w[0]].head == entries[w[1]].head && name(w[0]) == name(w[1]))
+    {
+        return Err(SerError(format!(
+            "attribute {:?} appears twice",
+            String::from_utf8_lossy(name(w[0]))
+        )));
+    }
+    if n <= 8 {
+        LAST_ORDER.with(|h| h.set((n as u8, perm_of(order))));
+    }
+    Ok(())
+}
+
+/// A name order of at most 8 entries, packed.
+fn perm_of(order: &[usize]) -> [u8; 8] {
+    let mut perm = [0u8; 8];
+    for (p, &o) in perm.iter_mut().zip(order.iter()) {
+        *p = o as u8;
+    }
+    perm
+}
+
+/// Moves the entries of a map (its bytes `out[first..]`) into `order`, recording each
+/// entry's final (name start, value start) in `placed`. The bytes are copied aside once (on
+/// the stack for a typical row) and written back in order.
+fn move_entries(
     out: &mut [u8],
     first: usize,
     entries: &[Entry],
+    order: impl Iterator<Item = usize>,
     placed: &mut [(usize, usize)],
-) -> R {
+) {
     let end = out.len();
-    let n = entries.len();
-    let mut order_inline = [0usize; 8];
-    let mut order_heap = Vec::new();
-    let order: &mut [usize] = if n <= order_inline.len() {
-        &mut order_inline[..n]
-    } else {
-        order_heap.resize(n, 0);
-        &mut order_heap
-    };
-    {
-        let out: &[u8] = out;
-        let name = |i: usize| &out[entries[i].name_at..entries[i].value_at];
-        // Names compare by their first 8 bytes in one word, then in full on a tie.
-        let cmp = |a: usize, b: usize| {
-            entries[a]
-                .head
-                .cmp(&entries[b].head)
-                .then_with(|| name(a).cmp(name(b)))
-        };
-        // The order of the last map of this many entries (a type's rows come one after
-        // another) is tried first; it is kept only if the names come strictly ascending in it,
-        // which proves it is the name order and that no name repeats.
-        let hinted = n <= 8
-            && LAST_ORDER.with(|h| {
-                let (hn, perm) = h.get();
-                if usize::from(hn) != n {
-                    return false;
-                }
-                for (o, &p) in order.iter_mut().zip(perm.iter()) {
-                    *o = usize::from(p);
-                }
-                order
-                    .windows(2)
-                    .all(|w| cmp(w[0], w[1]) == std::cmp::Ordering::Less)
-            });
-        if !hinted {
-            for (i, o) in order.iter_mut().enumerate() {
-                *o = i;
-            }
-            if n <= 8 {
-                insertion_sort(order, cmp);
-            } else {
-                order.sort_unstable_by(|&a, &b| cmp(a, b));
-            }
-            if let Some(w) = order
-                .windows(2)
-                .find(|w| entries[w[0]].head == entries[w[1]].head && name(w[0]) == name(w[1]))
-            {
-                return Err(SerError(format!(
-                    "attribute {:?} appears twice",
-                    String::from_utf8_lossy(name(w[0]))
-                )));
-            }
-            if n <= 8 {
-                let mut perm = [0u8; 8];
-                for (p, &o) in perm.iter_mut().zip(order.iter()) {
-                    *p = o as u8;
-                }
-                LAST_ORDER.with(|h| h.set((n as u8, perm)));
-            }
-        }
-    }
     // The entries' bytes, copied aside (on the stack for a typical row).
     let mut stack = [0u8; 256];
     let heap;
@@ -355,7 +379,7 @@ fn reorder_by_name(
         &heap
     };
     let mut w = first;
-    for (p, &i) in placed.iter_mut().zip(order.iter()) {
+    for (p, i) in placed.iter_mut().zip(order) {
         let e = entries[i];
         let stop = entries.get(i + 1).map_or(end, |x| x.start);
         let len = stop - e.start;
@@ -363,7 +387,74 @@ fn reorder_by_name(
         *p = (w + (e.name_at - e.start), w + (e.value_at - e.start));
         w += len;
     }
-    Ok(())
+}
+
+/// The field names of a struct type in the order its `Serialize` gives them, and their name
+/// order, as a struct of that type was last written on this thread. A struct whose fields
+/// come as the very same `&'static str`s (address and length: the same names, in the same
+/// order) takes `order` without comparing its names: it was computed by sorting these names
+/// and checking them strictly ascending, hence distinct.
+#[derive(Clone, Copy)]
+struct KnownFields {
+    n: u8,
+    names: [&'static str; 8],
+    order: [u8; 8],
+}
+
+/// How many struct types' field orders each thread keeps (a row type and the structs nested
+/// in it).
+const KNOWN_TYPES: usize = 4;
+
+thread_local! {
+    /// Field orders of the struct types last written on this thread (see [`KnownFields`]);
+    /// `n == 0`: an empty slot. The next one to replace is `.1`.
+    static KNOWN: std::cell::RefCell<([KnownFields; KNOWN_TYPES], usize)> = const {
+        std::cell::RefCell::new((
+            [KnownFields { n: 0, names: [""; 8], order: [0; 8] }; KNOWN_TYPES],
+            0,
+        ))
+    };
+}
+
+/// True when `a` and `b` are the same string in memory (address and length).
+#[inline]
+fn same_str(a: &'static str, b: &'static str) -> bool {
+    std::ptr::eq(a, b)
+}
+
+/// The name order of struct fields `names` (declaration order, 2 to 8 of them), if known on
+/// this thread.
+fn known_order(names: &[&'static str]) -> Option<[u8; 8]> {
+    KNOWN
+        .try_with(|k| {
+            let k = k.try_borrow().ok()?;
+            k.0.iter()
+                .find(|f| {
+                    usize::from(f.n) == names.len()
+                        && f.names.iter().zip(names).all(|(&a, &b)| same_str(a, b))
+                })
+                .map(|f| f.order)
+        })
+        .ok()
+        .flatten()
+}
+
+/// Records the name order of struct fields `names` (2 to 8 of them), just computed and
+/// checked strictly ascending.
+fn remember_order(names: &[&'static str], order: [u8; 8]) {
+    let mut f = KnownFields {
+        n: names.len() as u8,
+        names: [""; 8],
+        order,
+    };
+    f.names[..names.len()].copy_from_slice(names);
+    let _ = KNOWN.try_with(|k| {
+        if let Ok(mut k) = k.try_borrow_mut() {
+            let next = k.1;
+            k.0[next] = f;
+            k.1 = (next + 1) % KNOWN_TYPES;
+        }
+    });
 }
 
 /// Sorts a few indices (a struct's fields; at most 8) by `cmp`: insertion sort, no calls.
@@ -384,7 +475,8 @@ fn insertion_sort(v: &mut [usize], cmp: impl Fn(usize, usize) -> std::cmp::Order
 /// (name, then attribute), after a count sized for the announced length. At the end the count
 /// is set, and when the names did not come in ascending byte order (the stored order; struct
 /// fields come in declaration order) the entries are moved into name order through a copy of
-/// their bytes; a name given twice is refused.
+/// their bytes; a name given twice is refused. A struct of a type written before on this
+/// thread takes the name order found then (see [`KnownFields`]) without comparing names.
 pub(crate) struct MapEnc<'a, 'k> {
     out: &'a mut Vec<u8>,
     depth: usize,
@@ -392,14 +484,21 @@ pub(crate) struct MapEnc<'a, 'k> {
     count_at: usize,
     count_len: usize,
     entries: Entries,
-    /// True while every name came after the one before it.
-    sorted: bool,
+    /// The names of a struct's first 8 fields, as its `Serialize` gave them.
+    fields: [&'static str; 8],
+    /// True while every entry is a struct field in `fields` (false for a map, or past 8).
+    all_fields: bool,
     key: Option<String>,
     capture: Option<&'a mut KeySpots<'k>>,
 }
 
 impl<'a, 'k> MapEnc<'a, 'k> {
-    fn new(enc: Enc<'a, 'k>, len: Option<usize>) -> Result<MapEnc<'a, 'k>, SerError> {
+    /// Starts a map (`is_struct` false) or a struct of `len` fields.
+    fn new(
+        enc: Enc<'a, 'k>,
+        len: Option<usize>,
+        is_struct: bool,
+    ) -> Result<MapEnc<'a, 'k>, SerError> {
         enc.nest()?;
         // Only the item's own map (the first thing written) records the key attributes.
         let capture = if enc.out.is_empty() {
@@ -417,10 +516,20 @@ impl<'a, 'k> MapEnc<'a, 'k> {
             count_at,
             count_len,
             entries: Entries::new(),
-            sorted: true,
+            fields: [""; 8],
+            all_fields: is_struct,
             key: None,
             capture,
         })
+    }
+
+    /// Writes a struct field (its name a `&'static str`: see [`KnownFields`]).
+    fn field<T: Serialize + ?Sized>(&mut self, name: &'static str, v: &T) -> R {
+        match self.fields.get_mut(self.entries.len) {
+            Some(f) => *f = name,
+            None => self.all_fields = false,
+        }
+        self.entry(name, v)
     }
 
     fn entry<T: Serialize + ?Sized>(&mut self, name: &str, v: &T) -> R {
@@ -431,17 +540,9 @@ impl<'a, 'k> MapEnc<'a, 'k> {
             start,
             name_at: value_at - name.len(),
             value_at,
-            head: name_head(name.as_bytes()),
+            // Set when the names are compared (see `MapEnc::place`).
+            head: 0,
         };
-        if let Some(last) = self.entries.as_slice().last() {
-            // Equal names also take the sorting path, which refuses them.
-            if last.head > e.head
-                || (last.head == e.head
-                    && self.out[last.name_at..last.value_at] >= *name.as_bytes())
-            {
-                self.sorted = false;
-            }
-        }
         let r = v.serialize(Enc {
             out: self.out,
             depth: self.depth,
@@ -454,10 +555,77 @@ impl<'a, 'k> MapEnc<'a, 'k> {
         Ok(())
     }
 
+    /// Moves the entries (from `first` on) into name order, recording each one's final (name
+    /// start, value start) in `placed`; refuses a name given twice.
+    fn place(&mut self, first: usize, placed: &mut [(usize, usize)]) -> R {
+        let n = self.entries.len;
+        let fields = (self.all_fields && (2..=8).contains(&n)).then(|| &self.fields[..n]);
+        let order = fields.and_then(known_order);
+        let out: &mut Vec<u8> = self.out;
+        let entries = match order {
+            // A struct type seen before: its names were compared then.
+            Some(_) => self.entries.as_slice(),
+            None => {
+                let entries = self.entries.as_mut_slice();
+                for e in entries.iter_mut() {
+                    e.head = name_head(&out[e.name_at..e.value_at]);
+                }
+                entries
+            }
+        };
+        let in_place = |placed: &mut [(usize, usize)]| {
+            for (p, e) in placed.iter_mut().zip(entries) {
+                *p = (e.name_at, e.value_at);
+            }
+        };
+        if let Some(order) = order {
+            let order = &order[..n];
+            if order.iter().enumerate().all(|(i, &o)| usize::from(o) == i) {
+                in_place(placed);
+            } else {
+                move_entries(
+                    out,
+                    first,
+                    entries,
+                    order.iter().map(|&o| usize::from(o)),
+                    placed,
+                );
+            }
+            return Ok(());
+        }
+        // Strictly ascending: in name order, no name twice (equal names take the sorting
+        // path, which refuses them).
+        let sorted = entries.windows(2).all(|w| {
+            w[0].head < w[1].head
+                || (w[0].head == w[1].head
+                    && out[w[0].name_at..w[0].value_at] < out[w[1].name_at..w[1].value_at])
+        });
+        let mut order_inline = [0usize; 8];
+        let mut order_heap = Vec::new();
+        let order: &mut [usize] = if n <= order_inline.len() {
+            &mut order_inline[..n]
+        } else {
+            order_heap.resize(n, 0);
+            &mut order_heap
+        };
+        if sorted {
+            for (i, o) in order.iter_mut().enumerate() {
+                *o = i;
+            }
+            in_place(placed);
+        } else {
+            name_order(out, entries, order)?;
+            move_entries(out, first, entries, order.iter().copied(), placed);
+        }
+        if let Some(fields) = fields {
+            remember_order(fields, perm_of(order));
+        }
+        Ok(())
+    }
+
     fn finish(mut self) -> R {
         let first = self.count_at + self.count_len;
-        let entries = self.entries.as_slice();
-        let n = entries.len();
+        let n = self.entries.len;
         // Final (name start, value start) of each entry, in name order.
         let mut inline = [(0usize, 0usize); 8];
         let mut heap = Vec::new();
@@ -467,13 +635,7 @@ impl<'a, 'k> MapEnc<'a, 'k> {
             heap.resize(n, (0, 0));
             &mut heap
         };
-        if self.sorted {
-            for (p, e) in placed.iter_mut().zip(entries) {
-                *p = (e.name_at, e.value_at);
-            }
-        } else {
-            reorder_by_name(self.out, first, entries, placed)?;
-        }
+        self.place(first, placed)?;
         // The count: in place when its length is the one reserved, else moved in.
         let mut count = [0u8; 19];
         let mut c = Vec::with_capacity(0);
@@ -634,10 +796,10 @@ impl<'a, 'k> ser::Serializer for Enc<'a, 'k> {
         )
     }
     fn serialize_map(self, len: Option<usize>) -> Result<MapEnc<'a, 'k>, SerError> {
-        MapEnc::new(self, len)
+        MapEnc::new(self, len, false)
     }
     fn serialize_struct(self, _name: &'static str, len: usize) -> Result<MapEnc<'a, 'k>, SerError> {
-        MapEnc::new(self, Some(len))
+        MapEnc::new(self, Some(len), true)
     }
     fn serialize_struct_variant(
         mut self,
@@ -654,6 +816,7 @@ impl<'a, 'k> ser::Serializer for Enc<'a, 'k> {
                 capture: None,
             },
             Some(len),
+            true,
         )
     }
 }
@@ -705,7 +868,7 @@ impl ser::SerializeStruct for MapEnc<'_, '_> {
     type Ok = ();
     type Error = SerError;
     fn serialize_field<T: Serialize + ?Sized>(&mut self, name: &'static str, v: &T) -> R {
-        self.entry(name, v)
+        self.field(name, v)
     }
     fn end(self) -> R {
         self.finish()
@@ -716,7 +879,7 @@ impl ser::SerializeStructVariant for MapEnc<'_, '_> {
     type Ok = ();
     type Error = SerError;
     fn serialize_field<T: Serialize + ?Sized>(&mut self, name: &'static str, v: &T) -> R {
-        self.entry(name, v)
+        self.field(name, v)
     }
     fn end(self) -> R {
         self.finish()

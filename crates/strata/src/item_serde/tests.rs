@@ -490,3 +490,137 @@ fn consecutive_maps_of_one_size_each_get_their_own_order() {
         })
         .unwrap();
 }
+
+/// Struct types written one after another in any mix (more types than the serializer keeps
+/// field orders for, of the same field count and name lengths, in name order or not, nested,
+/// with a field skipped, with a name given twice): each is written exactly as the map of its
+/// attributes (the serializer reuses a type's field order only for the very same field list).
+#[test]
+fn struct_types_in_any_mix_encode_like_their_maps() {
+    #[derive(Serialize)]
+    struct Ba {
+        b: i64,
+        a: i64,
+    }
+    #[derive(Serialize)]
+    struct Cd {
+        c: i64,
+        d: i64,
+    }
+    #[derive(Serialize)]
+    struct Dc {
+        d: i64,
+        c: i64,
+    }
+    #[derive(Serialize)]
+    struct Row4 {
+        user: String,
+        ts: i64,
+        body: String,
+        n: i64,
+    }
+    #[derive(Serialize)]
+    struct Nest {
+        z: Ba,
+        y: Cd,
+        x: i64,
+    }
+    #[derive(Serialize)]
+    struct Skips {
+        q: i64,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        p: Option<i64>,
+        o: i64,
+    }
+    #[derive(Serialize)]
+    struct Twice {
+        b: i64,
+        #[serde(rename = "b")]
+        a: i64,
+    }
+    fn map(pairs: &[(&str, Attr)]) -> Vec<u8> {
+        let m: BTreeMap<String, Attr> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.clone()))
+            .collect();
+        encode_item(&Item(m)).unwrap()
+    }
+    let int = |v: i64| Attr::Value(Value::Int(v.into()));
+    let text = |s: &str| Attr::Value(Value::from(s));
+    let sub = |pairs: &[(&str, Attr)]| {
+        Attr::Map(Item(
+            pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.clone()))
+                .collect(),
+        ))
+    };
+    let mut runner =
+        proptest::test_runner::TestRunner::new(proptest::test_runner::Config::with_cases(300));
+    runner
+        .run(
+            &proptest::collection::vec((0u8..8, any::<i64>(), any::<bool>()), 1..40),
+            |steps| {
+                for (kind, v, some) in steps {
+                    let (got, want) = match kind {
+                        0 => (
+                            to_item_bytes(&Ba { b: v, a: 1 }),
+                            map(&[("b", int(v)), ("a", int(1))]),
+                        ),
+                        1 => (
+                            to_item_bytes(&Cd { c: v, d: 2 }),
+                            map(&[("c", int(v)), ("d", int(2))]),
+                        ),
+                        2 => (
+                            to_item_bytes(&Dc { d: v, c: 3 }),
+                            map(&[("d", int(v)), ("c", int(3))]),
+                        ),
+                        3 => (
+                            to_item_bytes(&Row4 {
+                                user: "u".into(),
+                                ts: v,
+                                body: "x".repeat(70),
+                                n: 4,
+                            }),
+                            map(&[
+                                ("user", text("u")),
+                                ("ts", int(v)),
+                                ("body", text(&"x".repeat(70))),
+                                ("n", int(4)),
+                            ]),
+                        ),
+                        4 => (
+                            to_item_bytes(&Nest {
+                                z: Ba { b: 5, a: v },
+                                y: Cd { c: v, d: 6 },
+                                x: 7,
+                            }),
+                            map(&[
+                                ("z", sub(&[("b", int(5)), ("a", int(v))])),
+                                ("y", sub(&[("c", int(v)), ("d", int(6))])),
+                                ("x", int(7)),
+                            ]),
+                        ),
+                        5 | 6 => {
+                            let p = some.then_some(v);
+                            let mut want = vec![("q", int(8)), ("o", int(9))];
+                            if let Some(p) = p {
+                                want.push(("p", int(p)));
+                            }
+                            (to_item_bytes(&Skips { q: 8, p, o: 9 }), map(&want))
+                        }
+                        _ => {
+                            let e = to_item_bytes(&Twice { b: v, a: 1 })
+                                .unwrap_err()
+                                .to_string();
+                            prop_assert!(e.contains("appears twice"), "{}", e);
+                            continue;
+                        }
+                    };
+                    prop_assert_eq!(got.unwrap(), want, "kind {}", kind);
+                }
+                Ok(())
+            },
+        )
+        .unwrap();
+}
