@@ -167,6 +167,10 @@ pub struct WalWriter {
 /// with zeros first (see [`WalWriter::append`]).
 pub const BIG_RECORD: usize = 64 * 1024;
 
+/// Zeros that [`WalWriter::reserve_tail`] leaves after the last record, at least: room for
+/// a few hundred small synced writes.
+pub const TAIL_RESERVE: u64 = 64 * 1024;
+
 /// Zeros written per call when the WAL is extended.
 static ZEROS: [u8; 64 * 1024] = [0; 64 * 1024];
 
@@ -226,6 +230,29 @@ impl WalWriter {
         self.bytes = end;
         self.allocated = self.allocated.max(end);
         Ok(())
+    }
+
+    /// Makes sure at least [`TAIL_RESERVE`] bytes of zeros follow the last record, extending
+    /// the file to the next multiple of its chunk past that when they do not; true when it
+    /// was extended. Called before an explicit sync of the whole log
+    /// ([`crate::LsmEngine::sync_wal`]): after big records (written past the end, see
+    /// [`WalWriter::append`]) the file ends at its last record, and the first small synced
+    /// write after them would extend it and make the new size and up to a chunk of zeros
+    /// durable in its own `fdatasync`. The explicit sync makes them durable instead, and the
+    /// small writes that follow are written in place.
+    pub fn reserve_tail(&mut self) -> std::io::Result<bool> {
+        if self.allocated - self.bytes >= TAIL_RESERVE {
+            return Ok(false);
+        }
+        let to = (self.bytes + TAIL_RESERVE).div_ceil(self.chunk) * self.chunk;
+        extend(self.file.as_mut(), self.allocated, to)?;
+        self.allocated = to;
+        Ok(true)
+    }
+
+    /// Zeros after the last record: where small records are written in place.
+    pub fn reserved(&self) -> u64 {
+        self.allocated - self.bytes
     }
 
     /// Syncs what was written.
@@ -349,6 +376,55 @@ mod tests {
         // The file may also end right after its last record.
         let r = read_wal(&data[..w.bytes() as usize], &path, false).unwrap();
         assert_eq!(r.batches.len(), want.len());
+    }
+
+    #[test]
+    fn reserve_tail_leaves_zeros_after_big_records() {
+        let dir = tempfile::tempdir().unwrap();
+        let fs = crate::fs::RealFs;
+        let mut w = WalWriter::create(&fs, dir.path(), 5).unwrap();
+        let path = dir.path().join(wal_name(5));
+        let len = || std::fs::metadata(&path).unwrap().len();
+        // Preallocated space left: nothing to do.
+        assert!(!w.reserve_tail().unwrap());
+        assert_eq!(len(), PREALLOC);
+        let big = |b: u8| vec![Op::Put(vec![b], vec![b; 3 * PREALLOC as usize / 2])];
+        let mut want = Vec::new();
+        for seq in 1..=2u64 {
+            let ops = big(seq as u8);
+            w.append(seq, &ops.iter().cloned().collect()).unwrap();
+            want.push((seq, ops));
+        }
+        assert_eq!(w.reserved(), 0);
+        assert_eq!(len(), w.bytes());
+        assert!(w.reserve_tail().unwrap());
+        assert!(w.reserved() >= TAIL_RESERVE);
+        assert_eq!(len() % PREALLOC, 0);
+        let reserved = len();
+        assert!(!w.reserve_tail().unwrap());
+        // Small records now land in the zeros: the size does not change.
+        for seq in 3..100u64 {
+            let ops = vec![Op::Put(seq.to_be_bytes().to_vec(), vec![1; 100])];
+            w.append(seq, &ops.iter().cloned().collect()).unwrap();
+            want.push((seq, ops));
+            assert_eq!(len(), reserved);
+        }
+        w.sync().unwrap();
+        let r = read_wal(&std::fs::read(&path).unwrap(), &path, true).unwrap();
+        assert_eq!(r.torn_at, None);
+        assert_eq!(r.batches, want);
+        // With little room left (less than the reserve), it extends to the next chunk.
+        let mut w = WalWriter::create_with(&fs, dir.path(), 6, MIN_PREALLOC).unwrap();
+        let path = dir.path().join(wal_name(6));
+        w.append(
+            1,
+            &[Op::Put(b"k".to_vec(), vec![2; 100])].into_iter().collect(),
+        )
+        .unwrap();
+        assert!(w.reserve_tail().unwrap());
+        let len = std::fs::metadata(&path).unwrap().len();
+        assert_eq!(len % MIN_PREALLOC, 0);
+        assert!(len - w.bytes() >= TAIL_RESERVE);
     }
 
     #[test]

@@ -9,6 +9,7 @@
 //! incompressible values, one thread, the same cache budget for every engine.
 //! `LSM_BENCH_SHAPE=1`: Strata's child also prints its LSM shape (L0 files, sorted runs,
 //! files per level, memtable bytes) before and after readrandom, as `note` lines.
+//! Every child prints the fillsync writes' latency spread (first, quantiles, max) as a `note`.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -594,12 +595,16 @@ fn child(engine: &str, base: &Path, n: u64, cache: usize) {
         }
         report("readseq", n, t);
         let syncs = (n / 1000).max(10);
+        let mut lat = Vec::with_capacity(syncs as usize);
         let t = Instant::now();
         for i in 0..syncs {
             let v = rng.value();
+            let w = Instant::now();
             db.put_sync(&key(n + i), &v);
+            lat.push(w.elapsed().as_secs_f64() * 1e6);
         }
         report("fillsync", syncs, t);
+        println!("note {}", latency_note(&lat));
         drop(db);
         println!("size {} 0", dir_size(&main_dir));
         if engine == "strata" {
@@ -629,6 +634,29 @@ fn child(engine: &str, base: &Path, n: u64, cache: usize) {
     let _ = std::fs::remove_dir_all(&main_dir);
     let _ = std::fs::remove_dir_all(&rand_dir);
     println!("rss {} 0", peak_rss_bytes());
+}
+
+/// The spread of the fillsync writes' latencies (µs, in write order) in one `note` line: the
+/// first write, quantiles, the slowest, and how much of the phase the writes over 1 ms took.
+/// At 10^5 the phase is 100 writes, so a few slow ones decide its row.
+fn latency_note(lat: &[f64]) -> String {
+    let mut s = lat.to_vec();
+    s.sort_by(f64::total_cmp);
+    let q = |f: f64| s.get(((s.len() as f64 * f) as usize).min(s.len().saturating_sub(1)));
+    let total: f64 = lat.iter().sum();
+    let slow: Vec<f64> = lat.iter().copied().filter(|&l| l > 1000.0).collect();
+    let slow_sum: f64 = slow.iter().sum();
+    format!(
+        "fillsync µs per write: first {:.0}, p50 {:.0}, p90 {:.0}, p99 {:.0}, max {:.0}; {} of {} over 1 ms ({:.0}% of the phase)",
+        lat.first().copied().unwrap_or(0.0),
+        q(0.5).copied().unwrap_or(0.0),
+        q(0.9).copied().unwrap_or(0.0),
+        q(0.99).copied().unwrap_or(0.0),
+        s.last().copied().unwrap_or(0.0),
+        slow.len(),
+        lat.len(),
+        if total > 0.0 { 100.0 * slow_sum / total } else { 0.0 },
+    )
 }
 
 /// Strata's flush and compaction bytes in one `note` line: write amplification

@@ -207,6 +207,47 @@ impl Inner {
         }
     }
 
+    /// Makes every acknowledged write durable (see [`crate::LsmEngine::sync_wal`]). When the
+    /// live WAL has fewer than [`wal::TAIL_RESERVE`] zeros after its last record (after big
+    /// batches, which are written past its end), it is first extended with zeros and synced
+    /// under the commit lock, as a WAL rotation syncs the old log: the new size is made
+    /// durable here, once, and not by the `fdatasync` of the next small synced write.
+    /// Otherwise this is one group-commit fsync ([`Inner::wait_durable`]).
+    pub fn sync_wal(&self) -> Result<()> {
+        self.check_writable()?;
+        let seq = {
+            let mut c = lock(&self.commit);
+            self.check_writable()?;
+            let last = c.last_seq;
+            let wal = c.wal()?;
+            let number = wal.number();
+            match wal.reserve_tail() {
+                Ok(false) => last,
+                Ok(true) => {
+                    if let Err(source) = wal.sync() {
+                        let e = Error::io(self.dir.join(wal::wal_name(number)))(source);
+                        self.poison(&e);
+                        return Err(e);
+                    }
+                    // Every batch up to `last` is in the memtables (inserted under the
+                    // commit lock, which is held) and now durable.
+                    let mut s = lock(&self.sync);
+                    s.synced_seq = s.synced_seq.max(last);
+                    self.visible.fetch_max(last, Ordering::AcqRel);
+                    drop(s);
+                    self.sync_cv.notify_all();
+                    return Ok(());
+                }
+                Err(source) => {
+                    let e = Error::io(self.dir.join(wal::wal_name(number)))(source);
+                    self.poison(&e);
+                    return Err(e);
+                }
+            }
+        };
+        self.wait_durable(seq)
+    }
+
     /// Runs one fsync of the live WAL, for every batch appended so far; `s` says nobody is
     /// syncing. Returns the lock again once the sync is done and recorded.
     fn sync_round<'a>(
