@@ -369,7 +369,7 @@ impl Block {
     }
 
     /// The entry whose key equals `target`, scanning from `pos`: the offset of a restart point
-    /// whose key is below `target` (or the first one).
+    /// whose key is at most `target` (or the first one).
     pub(crate) fn scan_for(
         &self,
         mut pos: usize,
