@@ -22,6 +22,7 @@ mod int;
 pub(crate) mod put;
 mod reader;
 mod string;
+mod string16;
 
 pub(crate) use crate::codec::float::{ordered_f32, ordered_f64, unordered_f32, unordered_f64};
 pub(crate) use decimal::put_decimal;

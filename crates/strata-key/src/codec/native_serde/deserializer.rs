@@ -602,15 +602,15 @@ impl<'de, L: Level> de::Deserializer<'de> for De<'_, 'de, L> {
             TAG_UUID | TAG_UUID_HI if L::L >= 1 => return self.deserialize_any(visitor),
             _ => return Err(self.d.wrong_tag("bytes", tag)),
         }
-        if let Some((c, n)) = self.d.r.plain16() {
-            // A UUID: one 16-byte store, no loop.
+        if let Some((c, n, len)) = self.d.r.one_code16() {
+            // A UUID (with or without one byte ≥ 0xfc): no branch on the code, no loop.
             let a = c.to_le_bytes();
-            self.d.r.pos += n + 1;
+            self.d.r.pos += len;
             self.end_element();
             return visitor.visit_bytes(&a[..n]);
         }
         if let Some((c, n, len)) = self.d.r.short16() {
-            // At most 16 bytes with two-byte codes (a UUID with bytes ≥ 0xfc).
+            // At most 16 bytes with two-byte codes, or at the end of a short key.
             let a = c.to_le_bytes();
             self.d.r.pos += len;
             self.end_element();

@@ -1,0 +1,206 @@
+//! Decoding a string of at most 16 content bytes with at most one two-byte code, with no
+//! branch on whether or where the code is.
+//!
+//! A random UUID has no byte `≥ 0xfc` 78% of the time and exactly one 20% of the time. Taking
+//! a separate path for the escaped ones is a branch the predictor gets wrong about once in five
+//! ids (and the loop of [`Reader::short16`] adds more). Here both cases are one straight-line
+//! computation: the special bytes of the first 17 encoded bytes as a lane mask, the first one
+//! (the terminator or the `fe` of a code), the second one (the terminator after a code), and
+//! the content as the encoded bytes with the code's lane removed, unshifted.
+
+use super::{Reader, STR_END, STR_HIGH};
+
+/// `0x02` (the string shift) in every byte of a `u128`.
+const SHIFTS128: u128 = 0x0202_0202_0202_0202_0202_0202_0202_0202;
+
+/// Bit `i` set when byte `i` of `x` (little-endian) is special in an encoded string (`00`,
+/// `01`, `fe` or `ff`), exactly for every lane: one byte add, one signed compare and a move-mask
+/// (SSE2, always present on x86-64).
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+#[inline(always)]
+fn special_lanes(x: u128) -> u32 {
+    use std::arch::x86_64::{
+        _mm_add_epi8, _mm_cmplt_epi8, _mm_movemask_epi8, _mm_set1_epi8, _mm_set_epi64x,
+    };
+    // SAFETY: these intrinsics need SSE2, which this build enables (the `cfg` above; it is part
+    // of the x86-64 baseline). They take no pointers. Tested against the byte-by-byte model by
+    // `special_lanes_is_exact_per_byte`.
+    unsafe {
+        let v = _mm_set_epi64x((x >> 64) as i64, x as i64);
+        // b + 0x82 is (b + 2) with its top bit flipped, so "(b + 2) mod 256 < 4" becomes a
+        // signed compare: special bytes land on 0x80..=0x83 (−128..=−125), every other byte on
+        // 0x84 (−124) or above.
+        let z = _mm_add_epi8(v, _mm_set1_epi8(0x82u8 as i8));
+        let special = _mm_cmplt_epi8(z, _mm_set1_epi8(0x84u8 as i8));
+        _mm_movemask_epi8(special) as u32
+    }
+}
+
+/// [`special_lanes`] byte by byte: the model its test checks it against, and the code on
+/// targets without SSE2.
+#[cfg_attr(all(target_arch = "x86_64", target_feature = "sse2"), allow(dead_code))]
+#[inline(always)]
+fn special_lanes_portable(x: u128) -> u32 {
+    let mut m = 0u32;
+    for (i, &b) in x.to_le_bytes().iter().enumerate() {
+        m |= u32::from(b.wrapping_add(2) < 4) << i;
+    }
+    m
+}
+
+#[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
+use special_lanes_portable as special_lanes;
+
+/// Per code lane `l` (index `l + 16`; index `l` without a code): the lanes taken from the
+/// encoded bytes before the code (those below `l`; all without a code), and the top six bits of
+/// the code's decoded byte (`0xfc` in lane `l`; nothing without a code). A table load instead of
+/// two variable `u128` shifts.
+const CODE_LANES: [(u128, u128); 32] = code_lanes();
+
+const fn code_lanes() -> [(u128, u128); 32] {
+    let mut t = [(u128::MAX, 0u128); 32];
+    let mut l = 0;
+    while l < 16 {
+        t[16 + l] = ((1u128 << (8 * l)) - 1, 0xfcu128 << (8 * l));
+        l += 1;
+    }
+    t
+}
+
+impl Reader<'_> {
+    /// A string of at most 16 content bytes with at most one two-byte code at the cursor,
+    /// where the key holds at least 17 bytes from the cursor (a UUID that is not the last
+    /// element, or one that is: its 16 bytes and terminator): its content in the low lanes of a
+    /// `u128` (the lanes past it are garbage), its length, and the encoded length including the
+    /// terminator. The cursor does not move. `None` for anything else (longer, two codes,
+    /// malformed, fewer than 17 bytes left), which the general paths then decode or report.
+    #[inline(always)]
+    pub(crate) fn one_code16(&self) -> Option<(u128, usize, usize)> {
+        let w = self.bytes.get(self.pos..)?;
+        let w17: &[u8; 17] = w.get(..17)?.try_into().ok()?;
+        let mut a = [0u8; 16];
+        a.copy_from_slice(&w17[..16]);
+        let mut b = [0u8; 16];
+        b.copy_from_slice(&w17[1..]);
+        let mask = u128::from_ne_bytes([self.mask; 16]);
+        // Encoded bytes 0..16 and 1..17, direction removed.
+        let a = u128::from_le_bytes(a) ^ mask;
+        let b = u128::from_le_bytes(b) ^ mask;
+        // Special lanes 0..=16, and lane 17 as a stop (its byte is checked below).
+        let m = special_lanes(a) | (special_lanes(b) << 1) | (1 << 17);
+        // The first special byte: the terminator, or the `fe` of a code (then f < 16). Every
+        // choice below is made with masks, not branches: whether there is a code is random.
+        let f = m.trailing_zeros() as usize; // ≤ 17
+        let fl = f & 15;
+        let esc = (f < 16) & (w17[fl] ^ self.mask == STR_HIGH);
+        let e = usize::from(esc);
+        // After a code, the next special byte ends the string (≤ 17: the stop bit).
+        let g = (m & m.wrapping_sub(1)).trailing_zeros() as usize;
+        let t = (g & e.wrapping_neg()) | (f & e.wrapping_sub(1));
+        let term = *w.get(t)? ^ self.mask;
+        // The code's second byte (lane f + 1 ≤ 16), which decodes 2..=5 to 0xfc..=0xff. A
+        // special second byte is the second special lane, and outside 2..=5 too.
+        let code = w17[fl + 1] ^ self.mask;
+        let n = t - e;
+        let bad_code = esc & (code.wrapping_sub(2) > 3);
+        if (term != STR_END) | (n > 16) | bad_code {
+            return None;
+        }
+        // Lanes below the code from `a`, lanes from the code on from `b` (shifted down by the
+        // code's first byte). Every content lane is ≥ 2 (plain, or the code's 2..=5), so the
+        // unshift borrows only above the content.
+        let (keep, high) = CODE_LANES[fl | (e << 4)];
+        let c = (a & keep) | (b & !keep);
+        // The code's lane holds 0..=3 now; 0xfc..=0xff is that with the top six bits set.
+        let c = c.wrapping_sub(SHIFTS128);
+        Some((c | high, n, t + 1))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::string::put_escaped;
+    use super::*;
+
+    /// Every byte value in every lane, among neighbours of every kind: `special_lanes` (SSE2 on
+    /// x86-64) and its portable form flag exactly the special bytes.
+    #[test]
+    fn special_lanes_is_exact_per_byte() {
+        for lane in 0..16 {
+            for v in 0..=255u8 {
+                for fill in [0x00u8, 0x01, 0x02, 0x41, 0x7f, 0x80, 0xfd, 0xfe, 0xff] {
+                    let mut x = [fill; 16];
+                    x[lane] = v;
+                    let want: u32 = (0..16)
+                        .filter(|&i| matches!(x[i], 0x00 | 0x01 | 0xfe | 0xff))
+                        .map(|i| 1 << i)
+                        .sum();
+                    let x = u128::from_le_bytes(x);
+                    assert_eq!(special_lanes(x), want, "{x:032x}");
+                    assert_eq!(special_lanes_portable(x), want, "{x:032x}");
+                }
+            }
+        }
+    }
+
+    /// Decodes `bytes` (a string from offset 1) with `one_code16` and checks it against the
+    /// general decoder: same content, same encoded length; returns whether it was accepted.
+    fn agrees(bytes: &[u8], mask: u8) -> bool {
+        let mut r = Reader::new(bytes);
+        r.mask = mask;
+        r.pos = 1;
+        let Some((c, n, l)) = r.one_code16() else {
+            return false;
+        };
+        assert_eq!(r.pos, 1, "the cursor does not move");
+        let want = r
+            .escaped_vec()
+            .unwrap_or_else(|e| panic!("one_code16 accepted {bytes:02x?} ({mask:02x}): {e}"));
+        assert_eq!(&c.to_le_bytes()[..n], &want.0[..], "{bytes:02x?}");
+        assert_eq!(1 + l, r.pos, "{bytes:02x?}");
+        true
+    }
+
+    /// `one_code16` accepts exactly the strings of at most 16 bytes with at most one byte
+    /// `≥ 0xfc` (where 17 key bytes are there to read), and agrees with the general decoder on
+    /// everything it accepts: intact, cut off, and with any byte replaced by a special or
+    /// plain value; ascending and descending.
+    #[test]
+    fn one_code16_agrees_with_escaped() {
+        for len in 0..=20usize {
+            let mut cases: Vec<Vec<usize>> = vec![vec![]];
+            cases.extend((0..len).map(|i| vec![i]));
+            cases.extend((1..len).map(|i| vec![0, i]));
+            cases.push((0..len).collect());
+            for (k, spot) in cases.iter().enumerate() {
+                let mut s: Vec<u8> = (0..len).map(|i| (i * 37 % 251) as u8).collect();
+                for (j, &at) in spot.iter().enumerate() {
+                    s[at] = 0xfc + ((j + k) % 4) as u8;
+                }
+                let mut enc = vec![0x33];
+                put_escaped(&mut enc, &s);
+                let codes = spot.len();
+                for tail in [0usize, 1, 8] {
+                    let mut full = enc.clone();
+                    full.extend((0..tail).map(|i| 0x44 + i as u8)); // the next elements
+                    for mask in [0u8, 0xff] {
+                        let bytes: Vec<u8> = full.iter().map(|b| b ^ mask).collect();
+                        let accepted = agrees(&bytes, mask);
+                        let expect = len <= 16 && codes <= 1 && bytes.len() >= 18;
+                        assert_eq!(accepted, expect, "{s:02x?} tail {tail} mask {mask:02x}");
+                        for cut in 1..bytes.len() {
+                            agrees(&bytes[..cut], mask);
+                        }
+                        for at in 1..bytes.len() {
+                            for v in [0x00u8, 0x01, 0x02, 0x05, 0x06, 0x80, 0xfd, 0xfe, 0xff] {
+                                let mut bad = bytes.clone();
+                                bad[at] = v ^ mask;
+                                agrees(&bad, mask);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
