@@ -109,6 +109,9 @@ pub(super) struct Inner {
     pub commit: Mutex<Commit>,
     pub sync: Mutex<SyncState>,
     pub sync_cv: Condvar,
+    /// The sync thread waits here for a request (or `stop`); writers wait on `sync_cv`, so
+    /// that a writer's own fsync does not wake the sync thread for nothing.
+    pub sync_thread_cv: Condvar,
     /// Readers see batches up to this sequence number.
     pub visible: AtomicU64,
     pub poisoned: AtomicBool,

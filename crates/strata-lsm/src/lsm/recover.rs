@@ -387,6 +387,7 @@ fn new_inner(n: NewInner) -> Inner {
         }),
         sync: Mutex::new(SyncState::default()),
         sync_cv: Condvar::new(),
+        sync_thread_cv: Condvar::new(),
         visible: AtomicU64::new(0),
         poisoned: AtomicBool::new(false),
         poison_msg: Mutex::new(String::new()),
