@@ -171,6 +171,21 @@ pub trait Cursor: Send {
     /// The direction the cursor moves in.
     fn direction(&self) -> Direction;
 
+    /// The current pair, borrowed (`None` when invalid): `valid`, `key` and `value` in one
+    /// call. A cursor over layered iterators overrides it to walk down its layers once.
+    #[inline]
+    fn entry(&self) -> Option<(&[u8], &[u8])> {
+        self.valid().then(|| (self.key(), self.value()))
+    }
+
+    /// Moves to the next pair and returns it: [`Cursor::next`], then [`Cursor::entry`], in one
+    /// call (a reader's per-pair step: one virtual call instead of three or four).
+    #[inline]
+    fn next_entry(&mut self) -> Result<Option<(&[u8], &[u8])>> {
+        self.next()?;
+        Ok(self.entry())
+    }
+
     /// The current pair, copied (`None` when invalid).
     fn pair(&self) -> Option<KvPair> {
         self.valid()
@@ -199,6 +214,12 @@ impl<C: Cursor + ?Sized> Cursor for Box<C> {
     }
     fn direction(&self) -> Direction {
         (**self).direction()
+    }
+    fn entry(&self) -> Option<(&[u8], &[u8])> {
+        (**self).entry()
+    }
+    fn next_entry(&mut self) -> Result<Option<(&[u8], &[u8])>> {
+        (**self).next_entry()
     }
 }
 

@@ -28,20 +28,19 @@ pub(crate) enum RowFilter {
 }
 
 impl RowFilter {
-    /// Whether the pair the cursor stands on is kept. The key and value are fetched from the
-    /// cursor only when the filter needs them (a Scan needs neither).
+    /// Whether the pair `(key, value)` the cursor stands on is kept (a Scan keeps every pair).
     #[inline]
-    fn keep(&self, table: &Table, c: &dyn Cursor) -> Result<bool> {
+    fn keep(&self, table: &Table, key: &[u8], value: &[u8]) -> Result<bool> {
         let RowFilter::Query { prefix, sort } = self else {
             return Ok(true);
         };
         // The native codec is self-delimiting: a key that starts with the encoding of
         // (id, h, partition…) has exactly those leading elements.
-        if !c.key().starts_with(prefix) {
+        if !key.starts_with(prefix) {
             return Ok(false);
         }
         let Some(cond) = sort else { return Ok(true) };
-        Self::keep_sort(table, cond, c.value())
+        Self::keep_sort(table, cond, value)
     }
 
     /// Whether an item of the partition satisfies the sort condition `c`.
@@ -139,25 +138,23 @@ impl<T> Rows<T> {
         self.last_key.as_ref()
     }
 
-    /// Positions the cursor on the next pair the filter keeps; false at the end. Inlined into
-    /// `next` (its only per-item caller): as a call, its prologue and epilogue were ~17
-    /// instructions per item.
-    #[inline(always)]
+    /// Positions the cursor on the next pair the filter keeps; false at the end (the look-ahead
+    /// once the limit is reached: does one more matching item follow).
     fn advance(&mut self) -> Result<bool> {
         let Some(c) = self.cursor.as_deref_mut() else {
             return Ok(false);
         };
         loop {
-            if self.fresh {
-                self.fresh = false;
+            let pair = if std::mem::take(&mut self.fresh) {
+                c.entry()
             } else {
-                c.next()?;
-            }
-            if !c.valid() {
+                c.next_entry()?
+            };
+            let Some((key, value)) = pair else {
                 self.cursor = None;
                 return Ok(false);
-            }
-            if self.filter.keep(&self.table, c)? {
+            };
+            if self.filter.keep(&self.table, key, value)? {
                 return Ok(true);
             }
         }
@@ -208,28 +205,47 @@ impl<T> Iterator for Rows<T> {
                 Err(e) => Some(Err(e)),
             };
         }
-        match self.advance() {
-            Ok(true) => {}
-            Ok(false) => return None,
-            Err(e) => {
-                self.cursor = None;
-                return Some(Err(e));
-            }
-        }
-        // Decoded straight into the result (no intermediate tuple with the key: only the
-        // item that reaches the limit keeps its engine key, for `last_key`).
-        let c = self.cursor.as_deref()?;
-        let item = (self.decode)(c.value());
-        match &item {
-            Ok(_) => {
-                self.remaining -= 1;
-                if self.remaining == 0 {
-                    self.pending_key = Some(c.key().to_vec());
+        // The cursor's step returns the pair (one call through the cursor and one walk down
+        // the engine's iterator layers per pair); the item is decoded straight into the
+        // result, and only the item that reaches the limit keeps its engine key (`last_key`).
+        let c = self.cursor.as_deref_mut()?;
+        loop {
+            let pair = if std::mem::take(&mut self.fresh) {
+                Ok(c.entry())
+            } else {
+                c.next_entry()
+            };
+            let (key, value) = match pair {
+                Ok(Some(p)) => p,
+                Ok(None) => {
+                    self.cursor = None;
+                    return None;
+                }
+                Err(e) => {
+                    self.cursor = None;
+                    return Some(Err(e.into()));
+                }
+            };
+            match self.filter.keep(&self.table, key, value) {
+                Ok(true) => {}
+                Ok(false) => continue,
+                Err(e) => {
+                    self.cursor = None;
+                    return Some(Err(e));
                 }
             }
-            Err(_) => self.cursor = None,
+            let item = (self.decode)(value);
+            match &item {
+                Ok(_) => {
+                    self.remaining -= 1;
+                    if self.remaining == 0 {
+                        self.pending_key = Some(key.to_vec());
+                    }
+                }
+                Err(_) => self.cursor = None,
+            }
+            return Some(item);
         }
-        Some(item)
     }
 }
 

@@ -3,7 +3,7 @@
 
 use std::ops::Bound;
 
-use super::InternalIter;
+use super::{EntryRef, InternalIter};
 use crate::engine::{Cursor, Direction, KeyRange};
 use crate::error::Result;
 
@@ -117,6 +117,41 @@ impl<I: InternalIter> DbIter<I> {
         }
     }
 
+    /// [`DbIter::settle`] returning the entry it settles on (`None` at the end), so that a
+    /// step needs no second walk down the inner layers to read it. On an error the iterator
+    /// is invalid.
+    fn settle_entry(&mut self) -> Result<Option<EntryRef<'_>>> {
+        loop {
+            let inner: *const I = &self.inner;
+            // SAFETY: `inner` points at `self.inner`, alive and not moved while `&mut self`
+            // is held. The entry borrowed through it is either returned — and then nothing
+            // touches `self.inner` for as long as the returned borrow of `self` lives — or
+            // dropped (it is not used after this iteration's checks) before `self.step()`
+            // moves the inner iterator. This is the borrow the checker would accept were it
+            // able to see that only the returning branch keeps it (NLL "problem case 3").
+            let Some((k, v)) = (unsafe { &*inner }).entry() else {
+                self.valid = false;
+                return Ok(None);
+            };
+            let out = match self.dir {
+                Direction::Forward => past_hi(k, &self.hi),
+                Direction::Reverse => before_lo(k, &self.lo),
+            };
+            if out {
+                self.valid = false;
+                return Ok(None);
+            }
+            if self.keep_tombstones || v.is_some() {
+                self.valid = true;
+                return Ok(Some((k, v)));
+            }
+            if let Err(e) = self.step() {
+                self.valid = false;
+                return Err(e);
+            }
+        }
+    }
+
     fn guarded(&mut self, f: impl FnOnce(&mut Self) -> Result<()>) -> Result<()> {
         self.valid = false;
         let r = f(self).and_then(|()| self.settle());
@@ -221,6 +256,28 @@ impl<I: InternalIter> Cursor for DbIter<I> {
 
     fn direction(&self) -> Direction {
         self.dir
+    }
+
+    /// One walk down the inner layers (`key` and `value` each take one).
+    #[inline]
+    fn entry(&self) -> Option<(&[u8], &[u8])> {
+        if !self.valid {
+            return None;
+        }
+        let (k, v) = self.inner.entry()?;
+        Some((k, v.unwrap_or_default()))
+    }
+
+    /// The step and the entry it lands on in one walk ([`DbIter::settle_entry`]).
+    fn next_entry(&mut self) -> Result<Option<(&[u8], &[u8])>> {
+        if !self.valid {
+            return Ok(None);
+        }
+        self.valid = false;
+        self.step()?;
+        Ok(self
+            .settle_entry()?
+            .map(|(k, v)| (k, v.unwrap_or_default())))
     }
 }
 

@@ -339,11 +339,24 @@ pub(crate) mod testing {
                 };
                 let r = match op {
                     CursorOp::Rewind => c.rewind(),
+                    // Every other step through `next_entry`, whose pair must be the one
+                    // `entry`, `key` and `value` then show.
+                    CursorOp::Next if i % 2 == 1 => match c.next_entry() {
+                        Ok(pair) => {
+                            let want_pair =
+                                at.map(|a| (want[a].0.as_slice(), want[a].1.as_slice()));
+                            prop_assert_eq!(pair, want_pair, "op {} next_entry", i);
+                            Ok(())
+                        }
+                        Err(e) => Err(e),
+                    },
                     CursorOp::Next => c.next(),
                     CursorOp::Seek(k) => c.seek(k),
                 };
                 r.map_err(|e| TestCaseError::fail(format!("op {i} {op:?}: {e}")))?;
             }
+            let want_pair = at.map(|a| (want[a].0.as_slice(), want[a].1.as_slice()));
+            prop_assert_eq!(c.entry(), want_pair, "op {} {:?}: entry", i, op);
             match at {
                 None => prop_assert!(!c.valid(), "op {} {:?}: valid at {:?}", i, op, c.key()),
                 Some(a) => {
