@@ -1,6 +1,6 @@
 //! The point index of a cached block: its restart keys as integers, so that a point read
 //! finds its restart point without touching the block's restart array or its restart
-//! entries (one cache line each: ~5 of them for a 4 KiB block, now ~3 lines of this index).
+//! entries (one cache line each: ~5 of them for a 4 KiB block, now ~2 lines of this index).
 //!
 //! Like the file's index ([`super::index::FlatIndex`]): the prefix shared by every restart
 //! key (that of the first and the last) is kept once, and for each restart key the 8 bytes
