@@ -1,6 +1,6 @@
 //! The point index of a cached block: its restart keys as integers, so that a point read
 //! finds its restart point without touching the block's restart array or its restart
-//! entries (one cache line each: ~5 of them for a 4 KiB block, now ~3 lines of this index).
+//! entries (one cache line each: ~5 of them for a 4 KiB block, now ~2 lines of this index).
 //!
 //! Like the file's index ([`super::index::FlatIndex`]): the prefix shared by every restart
 //! key (that of the first and the last) is kept once, and for each restart key the 8 bytes
@@ -20,11 +20,45 @@ use super::keycmp;
 const MAX_PREFIX: usize = 24;
 /// Words before the heads: counts, then the prefix.
 const HEADER: usize = 1 + MAX_PREFIX / 8;
+/// Flag in word 0: heads are kept as their first 4 bytes (32-bit lanes).
+const NARROW_HEADS: u64 = 1 << 40;
+/// Flag in word 0: restart offsets are kept in 16-bit lanes (the block is under 64 KiB).
+const NARROW_OFFSETS: u64 = 1 << 41;
 
-/// A block's point index: `[n | prefix_len << 32, prefix (24 bytes, big-endian words),
-/// head * n, restart offsets as u32 pairs]` in one allocation.
+/// A block's point index: `[n | prefix_len << 32 | flags, prefix (24 bytes, big-endian
+/// words), heads, restart offsets]` in one allocation. Heads and offsets are packed in lanes
+/// of a word (lane `i % k` of word `i / k`, from the low bits): a head is 8 bytes, or its
+/// first 4 when those already tell adjacent restart keys apart; an offset is 4 bytes, or 2
+/// in a block under 64 KiB. With 12 restart points (a 4 KiB block of 100-byte values) the
+/// index is 104 bytes instead of 176: one cache line less to search. Narrow heads only make
+/// ties likelier, and a tie is decided by the restart key itself, so either width is exact.
 #[derive(Clone, Debug)]
 pub struct PointIndex(Arc<[u64]>);
+
+/// Value `i` of the values packed in lanes of `bits` bits from `words[0]` on.
+#[inline]
+fn lane(words: &[u64], i: usize, bits: u32) -> u64 {
+    // `64 / bits` lanes a word (a power of two): shifts, not divisions.
+    let lg = 6 - bits.trailing_zeros();
+    let w = words[i >> lg] >> ((i & ((1 << lg) - 1)) * bits as usize);
+    if bits == 64 {
+        w
+    } else {
+        w & ((1u64 << bits) - 1)
+    }
+}
+
+/// Packs `vals` (each below `2^bits`) in lanes of `bits` bits onto `words`.
+fn pack(words: &mut Vec<u64>, vals: &[u64], bits: u32) {
+    let per = (64 / bits) as usize;
+    for chunk in vals.chunks(per) {
+        let mut w = 0u64;
+        for (j, v) in chunk.iter().enumerate() {
+            w |= v << (bits as usize * j);
+        }
+        words.push(w);
+    }
+}
 
 impl PointIndex {
     /// The index of `b`, or `None` when the block has no restart point or a restart entry does
@@ -43,23 +77,30 @@ impl PointIndex {
             .take_while(|(x, y)| x == y)
             .count()
             .min(MAX_PREFIX);
+        // Heads, then offsets, in one scratch allocation.
+        let mut scratch = vec![0u64; 2 * n];
+        let (heads, offsets) = scratch.split_at_mut(n);
+        for i in 0..n {
+            heads[i] = head(b.restart_key(i).ok()?, plen);
+            offsets[i] = u64::from(u32::try_from(b.restart(i).ok()?).ok()?);
+        }
+        let narrow_heads = heads.windows(2).all(|w| w[0] >> 32 != w[1] >> 32);
+        let narrow_offsets = offsets.iter().all(|&o| o <= 0xffff);
+        let mut flags = 0;
+        if narrow_heads {
+            flags |= NARROW_HEADS;
+            heads.iter_mut().for_each(|h| *h >>= 32);
+        }
+        if narrow_offsets {
+            flags |= NARROW_OFFSETS;
+        }
         let mut words = Vec::with_capacity(HEADER + n + n.div_ceil(2));
-        words.push(n as u64 | (plen as u64) << 32);
+        words.push(n as u64 | (plen as u64) << 32 | flags);
         for i in 0..MAX_PREFIX / 8 {
             words.push(head(&first[..plen], i * 8));
         }
-        for i in 0..n {
-            words.push(head(b.restart_key(i).ok()?, plen));
-        }
-        for i in (0..n).step_by(2) {
-            let lo = u32::try_from(b.restart(i).ok()?).ok()?;
-            let hi = if i + 1 < n {
-                u32::try_from(b.restart(i + 1).ok()?).ok()?
-            } else {
-                0
-            };
-            words.push(u64::from(lo) | u64::from(hi) << 32);
-        }
+        pack(&mut words, heads, if narrow_heads { 32 } else { 64 });
+        pack(&mut words, offsets, if narrow_offsets { 16 } else { 32 });
         Some(PointIndex(words.into()))
     }
 
@@ -69,7 +110,16 @@ impl PointIndex {
     }
 
     fn prefix_len(&self) -> usize {
-        (self.0[0] >> 32) as usize
+        ((self.0[0] >> 32) & 0xff) as usize
+    }
+
+    /// Bits of a head lane.
+    fn head_bits(&self) -> u32 {
+        if self.0[0] & NARROW_HEADS != 0 {
+            32
+        } else {
+            64
+        }
     }
 
     /// Bytes held (charged to the block cache).
@@ -79,12 +129,17 @@ impl PointIndex {
 
     fn offset(&self, i: usize) -> usize {
         let n = self.restart_count();
-        let w = self.0[HEADER + n + i / 2];
-        (if i.is_multiple_of(2) {
-            w & 0xffff_ffff
+        let head_words = if self.0[0] & NARROW_HEADS != 0 {
+            n.div_ceil(2)
         } else {
-            w >> 32
-        }) as usize
+            n
+        };
+        let bits = if self.0[0] & NARROW_OFFSETS != 0 {
+            16
+        } else {
+            32
+        };
+        lane(&self.0[HEADER + head_words..], i, bits) as usize
     }
 
     /// Index of the last restart point whose key is `<= target` (0 when there is none).
@@ -108,12 +163,13 @@ impl PointIndex {
             Ordering::Greater => return Ok(n - 1),
             Ordering::Equal => {}
         }
-        let th = head(target, plen);
-        let heads = &self.0[HEADER..HEADER + n];
+        let bits = self.head_bits();
+        let th = head(target, plen) >> (64 - bits);
+        let heads = &self.0[HEADER..];
         let (mut lo, mut hi) = (0usize, n);
         while hi - lo > 1 {
             let mid = (lo + hi) / 2;
-            let h = heads[mid];
+            let h = lane(heads, mid, bits);
             let at_or_below = if h != th {
                 h < th
             } else {
@@ -176,6 +232,29 @@ mod tests {
                 let mut above = k.clone();
                 above.push(0xff);
                 assert_eq!(pi.get(&blk, &above).unwrap(), blk.get(&above).unwrap());
+            }
+        }
+    }
+
+    /// Lane widths: a 4 KiB block of distinct 16-byte keys gets 4-byte heads and 2-byte
+    /// offsets; a block over 64 KiB keeps 4-byte offsets, and every key is still found.
+    #[test]
+    fn lane_widths_follow_the_block() {
+        for (vlen, narrow_offsets) in [(100usize, true), (3000, false)] {
+            let mut bb = BlockBuilder::new();
+            let keys: Vec<Vec<u8>> = (0..40u32)
+                .map(|i| format!("{:016}", i * 7).into_bytes())
+                .collect();
+            for (i, k) in keys.iter().enumerate() {
+                bb.add(k, Some(&vec![i as u8; vlen]));
+            }
+            let blk = Block::new(Arc::new(bb.finish())).unwrap();
+            let pi = PointIndex::build(&blk).unwrap();
+            assert_ne!(pi.0[0] & NARROW_HEADS, 0);
+            assert_eq!(pi.0[0] & NARROW_OFFSETS != 0, narrow_offsets);
+            for (i, k) in keys.iter().enumerate() {
+                let v = pi.get(&blk, k).unwrap().expect("every key is found");
+                assert_eq!(blk.value_slice(v), Some(&vec![i as u8; vlen][..]));
             }
         }
     }
