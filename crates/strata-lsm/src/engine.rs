@@ -188,8 +188,7 @@ pub trait Cursor: Send {
 
     /// The current pair, copied (`None` when invalid).
     fn pair(&self) -> Option<KvPair> {
-        self.valid()
-            .then(|| (self.key().to_vec(), self.value().to_vec()))
+        self.entry().map(|(k, v)| (k.to_vec(), v.to_vec()))
     }
 }
 

@@ -222,9 +222,7 @@ impl WalWriter {
         record::frame_in_place(Framing::V2, &mut self.framed);
         let end = self.bytes + self.framed.len() as u64;
         if end > self.allocated && self.framed.len() < BIG_RECORD {
-            let to = end.div_ceil(self.chunk) * self.chunk;
-            extend(self.file.as_mut(), self.allocated, to)?;
-            self.allocated = to;
+            self.extend_past(end)?;
         }
         self.file.write_at(self.bytes, &self.framed)?;
         self.bytes = end;
@@ -244,14 +242,22 @@ impl WalWriter {
         if self.allocated - self.bytes >= TAIL_RESERVE {
             return Ok(false);
         }
-        let to = (self.bytes + TAIL_RESERVE).div_ceil(self.chunk) * self.chunk;
-        extend(self.file.as_mut(), self.allocated, to)?;
-        self.allocated = to;
+        self.extend_past(self.bytes + TAIL_RESERVE)?;
         Ok(true)
     }
 
-    /// Zeros after the last record: where small records are written in place.
-    pub fn reserved(&self) -> u64 {
+    /// Extends the file with zeros from its allocated end to the first multiple of its chunk
+    /// at or past `end`.
+    fn extend_past(&mut self, end: u64) -> std::io::Result<()> {
+        let to = end.div_ceil(self.chunk) * self.chunk;
+        extend(self.file.as_mut(), self.allocated, to)?;
+        self.allocated = to;
+        Ok(())
+    }
+
+    /// Zeros after the last record: where small records are written in place (tests only).
+    #[cfg(test)]
+    fn reserved(&self) -> u64 {
         self.allocated - self.bytes
     }
 

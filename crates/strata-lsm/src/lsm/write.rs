@@ -66,9 +66,7 @@ impl Inner {
             seq = c.last_seq + 1;
             let wal = c.wal()?;
             if let Err(source) = wal.append(seq, batch) {
-                let e = Error::io(self.dir.join(wal::wal_name(wal.number())))(source);
-                self.poison(&e);
-                return Err(e);
+                return Err(self.wal_failed(wal.number(), source));
             }
             // Only a batch whose memtable inserts take long enough to hide behind the fsync
             // is handed to the sync thread; a small one syncs on this thread (the group
@@ -230,34 +228,40 @@ impl Inner {
         let seq = {
             let mut c = lock(&self.commit);
             self.check_writable()?;
-            let last = c.last_seq;
             let wal = c.wal()?;
-            let number = wal.number();
             match wal.reserve_tail() {
-                Ok(false) => last,
-                Ok(true) => {
-                    if let Err(source) = wal.sync() {
-                        let e = Error::io(self.dir.join(wal::wal_name(number)))(source);
-                        self.poison(&e);
-                        return Err(e);
-                    }
-                    // Every batch up to `last` is in the memtables (inserted under the
-                    // commit lock, which is held) and now durable.
-                    let mut s = lock(&self.sync);
-                    s.synced_seq = s.synced_seq.max(last);
-                    self.visible.fetch_max(last, Ordering::AcqRel);
-                    drop(s);
-                    self.sync_cv.notify_all();
-                    return Ok(());
-                }
-                Err(source) => {
-                    let e = Error::io(self.dir.join(wal::wal_name(number)))(source);
-                    self.poison(&e);
-                    return Err(e);
-                }
+                Ok(false) => c.last_seq,
+                Ok(true) => return self.sync_live_wal_locked(&mut c),
+                Err(source) => return Err(self.wal_failed(wal.number(), source)),
             }
         };
         self.wait_durable(seq)
+    }
+
+    /// Syncs the live WAL with the commit lock held (`c`: nothing is appended meanwhile) and
+    /// records every batch up to `c.last_seq` as durable and visible — they are all in the
+    /// memtables, inserted under that lock. Used when the WAL is rotated out and when
+    /// [`Inner::sync_wal`] extended it. A failure poisons the engine.
+    fn sync_live_wal_locked(&self, c: &mut Commit) -> Result<()> {
+        let last = c.last_seq;
+        let wal = c.wal()?;
+        if let Err(source) = wal.sync() {
+            return Err(self.wal_failed(wal.number(), source));
+        }
+        let mut s = lock(&self.sync);
+        s.synced_seq = s.synced_seq.max(last);
+        self.visible.fetch_max(last, Ordering::AcqRel);
+        drop(s);
+        self.sync_cv.notify_all();
+        Ok(())
+    }
+
+    /// The error of a failed write or sync of WAL `number`, after poisoning the engine with
+    /// it (every WAL failure does both).
+    fn wal_failed(&self, number: u64, source: std::io::Error) -> Error {
+        let e = Error::io(self.dir.join(wal::wal_name(number)))(source);
+        self.poison(&e);
+        e
     }
 
     /// Runs one fsync of the live WAL, for every batch appended so far; `s` says nobody is
@@ -372,18 +376,7 @@ impl Inner {
 
     /// Freezes the memtables and rotates the WAL. Called with the commit lock held.
     pub fn freeze_locked(&self, c: &mut Commit) -> Result<()> {
-        let old = c.wal()?;
-        if let Err(source) = old.sync() {
-            let e = Error::io(self.dir.join(wal::wal_name(old.number())))(source);
-            self.poison(&e);
-            return Err(e);
-        }
-        {
-            let mut s = lock(&self.sync);
-            s.synced_seq = s.synced_seq.max(c.last_seq);
-            self.visible.fetch_max(c.last_seq, Ordering::AcqRel);
-        }
-        self.sync_cv.notify_all();
+        self.sync_live_wal_locked(c)?;
         let number = self.next_file.fetch_add(1, Ordering::SeqCst);
         let chunk = crate::wal::prealloc_for(self.opts.memtable_budget_bytes);
         let wal = match WalWriter::create_with(self.fs.as_ref(), &self.dir, number, chunk) {

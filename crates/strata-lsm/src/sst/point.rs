@@ -128,18 +128,19 @@ impl PointIndex {
     }
 
     fn offset(&self, i: usize) -> usize {
-        let n = self.restart_count();
-        let head_words = if self.0[0] & NARROW_HEADS != 0 {
-            n.div_ceil(2)
-        } else {
-            n
-        };
-        let bits = if self.0[0] & NARROW_OFFSETS != 0 {
+        let head_words = self
+            .restart_count()
+            .div_ceil((64 / self.head_bits()) as usize);
+        lane(&self.0[HEADER + head_words..], i, self.offset_bits()) as usize
+    }
+
+    /// Bits of an offset lane.
+    fn offset_bits(&self) -> u32 {
+        if self.0[0] & NARROW_OFFSETS != 0 {
             16
         } else {
             32
-        };
-        lane(&self.0[HEADER + head_words..], i, bits) as usize
+        }
     }
 
     /// Index of the last restart point whose key is `<= target` (0 when there is none).
