@@ -5,6 +5,11 @@
 //! exactly as `kill -9` would there. The windows are far too short for a kill from outside to
 //! hit them (`tests/crash_maintenance.rs`).
 //!
+//! A test may instead stop the engine at a point inside its own process: [`set_hook`] installs
+//! a function that every crash point calls with its name, on the thread that reached it
+//! (`tests/power_loss.rs` makes every later file-system change fail there, drops the engine
+//! and simulates a power loss with [`crate::FaultFs::crash`]).
+//!
 //! Only with the feature `crash-points` (which the crate's own tests enable); without it
 //! [`reached`] is an empty inline function and release builds carry no check at all.
 
@@ -50,7 +55,21 @@ pub const ALL: [&str; 9] = [
     OPEN_MANIFEST_CURRENT,
 ];
 
-/// Marks the crash point `name`: kills the process there when [`ENV`] asks for it.
+/// A function called at every crash point reached, with the point's name (see [`set_hook`]).
+#[cfg(feature = "crash-points")]
+pub type Hook = std::sync::Arc<dyn Fn(&'static str) + Send + Sync>;
+
+/// Installs (`Some`) or removes (`None`) the in-process hook: from now on every crash point
+/// reached in this process calls it, on the thread that reached it, before the point goes
+/// on (or kills the process, when [`ENV`] asks for it). The hook is process-wide: tests that
+/// use it must not run side by side in one process.
+#[cfg(feature = "crash-points")]
+pub fn set_hook(hook: Option<Hook>) {
+    *armed::HOOK.lock().unwrap_or_else(|p| p.into_inner()) = hook;
+}
+
+/// Marks the crash point `name`: calls the hook of [`set_hook`] (feature `crash-points`),
+/// then kills the process there when [`ENV`] asks for it.
 #[inline(always)]
 pub(crate) fn reached(name: &'static str) {
     #[cfg(feature = "crash-points")]
@@ -62,7 +81,10 @@ pub(crate) fn reached(name: &'static str) {
 #[cfg(feature = "crash-points")]
 mod armed {
     use std::sync::atomic::{AtomicU64, Ordering};
-    use std::sync::OnceLock;
+    use std::sync::{Mutex, OnceLock};
+
+    /// The in-process hook (see [`super::set_hook`]).
+    pub(super) static HOOK: Mutex<Option<super::Hook>> = Mutex::new(None);
 
     /// The point asked for and at which hit, read once from the environment.
     static WANTED: OnceLock<Option<(String, u64)>> = OnceLock::new();
@@ -82,6 +104,11 @@ mod armed {
     }
 
     pub(super) fn reached(name: &'static str) {
+        // Called without the lock held: the hook may take its time (or install another).
+        let hook = HOOK.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        if let Some(hook) = hook {
+            hook(name);
+        }
         let Some((want, nth)) = wanted() else {
             return;
         };

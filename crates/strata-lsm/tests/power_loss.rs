@@ -1,0 +1,154 @@
+//! Power loss at every crash point, in process, on a [`FaultFs`].
+//!
+//! `tests/crash_maintenance.rs` kills a real process at each crash point, but `kill -9` keeps
+//! the page cache: every byte written survives, synced or not. A power loss keeps only what
+//! was synced. Here the engine runs in this process on a [`FaultFs`]; an in-process hook
+//! (`crash_point::set_hook`) stops it exactly at the N-th hit of a crash point by making
+//! every later file-system change fail (nothing more reaches the disk: the engine is frozen
+//! as it was there), the engine is dropped without a close, and [`FaultFs::crash`] drops every
+//! unsynced byte, removes files whose directory entry was never synced and undoes unsynced
+//! renames — with [`FaultFs::tear_last_write`] too, a power loss in the middle of the last
+//! (unsynced, in-place) WAL write.
+//!
+//! Each round writes batches that are a pure function of `(round, batch)` (a marker key,
+//! overwrites and deletes of shared keys), acknowledging some with a synced write, some with
+//! an unsynced write followed by `sync_wal`, leaving others unsynced. After the crash:
+//! `check` finds no problem (a power loss is never corruption), a read-only open finds the
+//! round's markers a prefix `0..b` with `b` ≥ the acknowledged count and every key equal to the
+//! model after those `b` batches (batches are atomic: no torn batch is visible), and
+//! [`repair`] on a copy of the directory loses nothing of it either. The next round's open
+//! then replays what the crash left (and reaches the open's own crash points).
+
+mod power_loss_util;
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use power_loss_util::*;
+use strata_lsm::crash_point::{self, Hook};
+use strata_lsm::{Engine, FaultFs, LsmEngine, SyncMode};
+
+/// The hook is process-wide: the tests of this file take turns.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+/// Which hits of each point a round stops at. A read-write open reaches its points once; it
+/// also writes the first manifest (`manifest.written@1`, `manifest.current-tmp-synced@1`),
+/// later hits are roll-overs.
+fn hits_of(point: &str) -> &'static [u64] {
+    use strata_lsm::crash_point::*;
+    match point {
+        OPEN_L0_SYNCED | OPEN_MANIFEST_CURRENT => &[1],
+        MANIFEST_WRITTEN | MANIFEST_CURRENT_TMP => &[1, 2, 3],
+        MANIFEST_ROLLED => &[1, 2],
+        _ => &[1, 2, 5],
+    }
+}
+
+/// Stops the engine at the `nth` hit of `point`: every later change to the file system
+/// fails. `fired` says whether it happened.
+struct Stop {
+    fired: Arc<AtomicBool>,
+}
+
+impl Stop {
+    fn arm(fs: &Arc<FaultFs>, point: &'static str, nth: u64) -> Stop {
+        let fired = Arc::new(AtomicBool::new(false));
+        let hits = AtomicU64::new(0);
+        let (f, fs) = (Arc::clone(&fired), Arc::clone(fs));
+        let hook: Hook = Arc::new(move |name| {
+            if name == point && hits.fetch_add(1, Ordering::SeqCst) + 1 == nth {
+                fs.fail_after_ops(Some(0));
+                f.store(true, Ordering::SeqCst);
+            }
+        });
+        crash_point::set_hook(Some(hook));
+        Stop { fired }
+    }
+
+    fn fired(&self) -> bool {
+        self.fired.load(Ordering::SeqCst)
+    }
+}
+
+impl Drop for Stop {
+    fn drop(&mut self) {
+        crash_point::set_hook(None);
+    }
+}
+
+/// Runs round `round` until the `nth` hit of `point` stops it; returns how many of its
+/// batches were acknowledged as durable.
+fn run_round(db: &Db, round: u64, point: &'static str, nth: u64) -> u64 {
+    let stop = Stop::arm(&db.fs, point, nth);
+    let e = match LsmEngine::open(&db.dir, db.options()) {
+        Ok(e) => e,
+        Err(err) => {
+            assert!(stop.fired(), "{point}@{nth}: open failed: {err}");
+            return 0;
+        }
+    };
+    let mut acked = 0;
+    for batch in 0..MAX_BATCHES {
+        if stop.fired() {
+            break;
+        }
+        let b = make_batch(round, batch);
+        let ok = match mix(round ^ (batch << 20)) % 4 {
+            // Synced write: acknowledged once it returns.
+            0 | 1 => e.write_with_sync(b, SyncMode::Always).is_ok(),
+            // Unsynced, then `sync_wal`: acknowledged when that returns.
+            2 => e.write_with_sync(b, SyncMode::None).is_ok() && e.sync_wal().is_ok(),
+            // Unsynced: not acknowledged (unless a later sync covers it).
+            _ => {
+                if e.write_with_sync(b, SyncMode::None).is_err() {
+                    break;
+                }
+                continue;
+            }
+        };
+        if !ok {
+            break;
+        }
+        acked = batch + 1;
+    }
+    assert!(
+        stop.fired(),
+        "{point}@{nth}: not reached in {MAX_BATCHES} batches (acked {acked})"
+    );
+    e.kill();
+    acked
+}
+
+/// Every point and hit, each stopped by a power loss (`tear`: in the middle of the last
+/// unsynced WAL write, keeping that many of its bytes).
+fn every_point(tear: impl Fn(u64) -> u64) {
+    let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let db = Db::new();
+    let mut model = Model::new();
+    let mut round = 0;
+    for point in crash_point::ALL {
+        for &nth in hits_of(point) {
+            let at = format!("{point}@{nth}");
+            let acked = run_round(&db, round, point, nth);
+            db.fs.tear_last_write(tear(round));
+            db.fs.crash().unwrap();
+            let b = db.verify_after_crash(round, acked, &mut model, &at);
+            eprintln!("{at}: acked {acked}, recovered {b}");
+            round += 1;
+        }
+    }
+    // And a writer carries on over what the last crash left.
+    let e = LsmEngine::open(&db.dir, db.options()).unwrap();
+    assert_eq!(contents(&e), model);
+    e.close().unwrap();
+}
+
+#[test]
+fn power_loss_at_each_crash_point_keeps_every_acknowledged_batch() {
+    every_point(|_| 0);
+}
+
+#[test]
+fn power_loss_in_a_wal_write_at_each_crash_point_keeps_every_acknowledged_batch() {
+    every_point(|round| 1 + mix(round) % 40);
+}
