@@ -315,6 +315,9 @@ struct Faults {
     /// Renames not yet made durable by a directory sync: the destination and what it held
     /// before (`None`: it did not exist). A crash undoes them.
     renames: Mutex<HashMap<PathBuf, Option<Vec<u8>>>>,
+    /// Removals not yet made durable by a directory sync: the removed file (still open, so
+    /// its bytes stay readable) and its durable length. A crash brings them back.
+    removed: Mutex<HashMap<PathBuf, (File, u64)>>,
     fail_sync: AtomicBool,
     write_budget: AtomicU64,
     budget_on: AtomicBool,
@@ -377,8 +380,8 @@ impl Faults {
 
 /// A fault-injecting layer over [`RealFs`], modelled on LevelDB's fault-injection Env:
 /// - [`FaultFs::crash`] drops every byte not protected by a sync (files are truncated to
-///   their synced length; files whose directory entry was never synced disappear), as a power
-///   loss would;
+///   their synced length; files whose directory entry was never synced disappear; renames
+///   and removals not made durable by a directory sync are undone), as a power loss would;
 /// - [`FaultFs::fail_syncs`] makes every later fsync fail (the engine must poison its
 ///   write path);
 /// - [`FaultFs::fail_writes_after`] makes appends fail once a byte budget is spent;
@@ -442,8 +445,11 @@ impl FaultFs {
     }
 
     /// Simulates a power loss: every file written through this layer loses its unsynced
-    /// bytes, and files whose directory entry was never made durable are removed. Call it
-    /// after the engine is dropped (or closed). Disarms every fault.
+    /// bytes, files whose directory entry was never made durable are removed, renames not
+    /// made durable are undone (the destination holds what it held before) and files removed
+    /// since their directory was last synced come back with their durable bytes (unless
+    /// their name was taken again). Call it after the engine is dropped (or closed). Disarms
+    /// every fault.
     pub fn crash(&self) -> io::Result<()> {
         let mut files = lock(&self.faults.files);
         for (path, st) in files.iter() {
@@ -468,6 +474,15 @@ impl FaultFs {
                 None if to.exists() => std::fs::remove_file(&to)?,
                 None => {}
             }
+        }
+        for (path, (file, len)) in lock(&self.faults.removed).drain() {
+            if path.exists() {
+                continue;
+            }
+            use std::os::unix::fs::FileExt;
+            let mut bytes = vec![0u8; len as usize];
+            file.read_exact_at(&mut bytes, 0)?;
+            std::fs::write(&path, bytes)?;
         }
         self.disarm();
         Ok(())
@@ -646,8 +661,23 @@ impl Fs for FaultFs {
     }
     fn remove(&self, path: &Path) -> io::Result<()> {
         self.faults.mutate("remove failed")?;
+        // What a crash before the next directory sync brings back: the durable bytes of a
+        // file whose entry is durable (a file this layer did not create is taken as durable).
+        let durable = match lock(&self.faults.files).get(path) {
+            Some(st) => st.entry_durable.then_some(st.synced),
+            None => Some(std::fs::metadata(path)?.len()),
+        };
+        let keep = match durable {
+            Some(len) => Some((File::open(path)?, len)),
+            None => None,
+        };
         RealFs.remove(path)?;
         lock(&self.faults.files).remove(path);
+        if let Some(keep) = keep {
+            lock(&self.faults.removed)
+                .entry(path.to_path_buf())
+                .or_insert(keep);
+        }
         Ok(())
     }
     fn list(&self, dir: &Path) -> io::Result<Vec<String>> {
@@ -657,6 +687,7 @@ impl Fs for FaultFs {
         self.faults.sync()?;
         RealFs.sync_dir(dir)?;
         lock(&self.faults.renames).retain(|to, _| to.parent() != Some(dir));
+        lock(&self.faults.removed).retain(|p, _| p.parent() != Some(dir));
         for (path, st) in lock(&self.faults.files).iter_mut() {
             if path.parent() == Some(dir) {
                 st.entry_durable = true;

@@ -152,3 +152,41 @@ fn power_loss_at_each_crash_point_keeps_every_acknowledged_batch() {
 fn power_loss_in_a_wal_write_at_each_crash_point_keeps_every_acknowledged_batch() {
     every_point(|round| 1 + mix(round) % 40);
 }
+
+/// `FaultFs::crash` undoes a removal that no directory sync made durable (the file comes back
+/// with its synced bytes), keeps one that was, and never brings back a file whose own entry
+/// was never durable.
+#[test]
+fn fault_fs_brings_back_removals_not_made_durable() {
+    use std::path::Path;
+    use strata_lsm::Fs;
+    let d = tempfile::tempdir().unwrap();
+    let fs = FaultFs::new();
+    let write = |name: &str, bytes: &[u8], dir_sync: bool| {
+        let mut f = fs.create(&d.path().join(name)).unwrap();
+        f.append(bytes).unwrap();
+        f.sync().unwrap();
+        if dir_sync {
+            fs.sync_dir(d.path()).unwrap();
+        }
+    };
+    write("durable-entry", b"synced", true);
+    write("made-obsolete", b"also synced", true);
+    std::fs::write(d.path().join("foreign"), b"not written through the layer").unwrap();
+    let at = |n: &str| d.path().join(n);
+    fs.remove(&at("made-obsolete")).unwrap();
+    fs.sync_dir(d.path()).unwrap();
+    write("never-durable", b"entry not synced", false);
+    for n in ["durable-entry", "never-durable", "foreign"] {
+        fs.remove(&at(n)).unwrap();
+    }
+    fs.crash().unwrap();
+    let read = |n: &str| std::fs::read(at(n)).ok();
+    assert_eq!(read("durable-entry").as_deref(), Some(&b"synced"[..]));
+    assert_eq!(
+        read("foreign").as_deref(),
+        Some(&b"not written through the layer"[..])
+    );
+    assert!(!Path::new(&at("made-obsolete")).exists());
+    assert!(!Path::new(&at("never-durable")).exists());
+}
