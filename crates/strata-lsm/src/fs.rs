@@ -308,13 +308,28 @@ struct FileState {
     entry_durable: bool,
 }
 
+/// A rename that a crash may undo, each side separately: the destination's entry is durable
+/// once its directory is synced, the source's removal once the source's directory is (the
+/// same one for a rename within a directory; for a move into another directory both must be
+/// synced, or a crash may leave the file under both names, or under none).
+struct PendingRename {
+    from: PathBuf,
+    to: PathBuf,
+    /// The renamed file (open, so its bytes stay readable) and its durable length.
+    moved: File,
+    moved_len: u64,
+    /// What the destination held before (`None`: it did not exist).
+    old_to: Option<Vec<u8>>,
+    from_durable: bool,
+    to_durable: bool,
+}
+
 /// The switches of a [`FaultFs`], shared with the files it hands out.
 #[derive(Default)]
 struct Faults {
     files: Mutex<HashMap<PathBuf, FileState>>,
-    /// Renames not yet made durable by a directory sync: the destination and what it held
-    /// before (`None`: it did not exist). A crash undoes them.
-    renames: Mutex<HashMap<PathBuf, Option<Vec<u8>>>>,
+    /// Renames not yet made durable by directory syncs, oldest first. A crash undoes them.
+    renames: Mutex<Vec<PendingRename>>,
     /// Removals not yet made durable by a directory sync: the removed file (still open, so
     /// its bytes stay readable) and its durable length. A crash brings them back.
     removed: Mutex<HashMap<PathBuf, (File, u64)>>,
@@ -466,13 +481,23 @@ impl FaultFs {
         }
         files.clear();
         drop(files);
-        // A rename that was not made durable is undone: the destination is back to what it
-        // held (POSIX renames are atomic: after a crash, the old or the new file, never none).
-        for (to, old) in lock(&self.faults.renames).drain() {
-            match old {
-                Some(bytes) => std::fs::write(&to, bytes)?,
-                None if to.exists() => std::fs::remove_file(&to)?,
-                None => {}
+        // A rename that was not made durable is undone, newest first, each side whose
+        // directory was not synced: the destination is back to what it held, the source
+        // back with the file's durable bytes.
+        let mut renames = std::mem::take(&mut *lock(&self.faults.renames));
+        while let Some(r) = renames.pop() {
+            if !r.to_durable {
+                match r.old_to {
+                    Some(bytes) => std::fs::write(&r.to, bytes)?,
+                    None if r.to.exists() => std::fs::remove_file(&r.to)?,
+                    None => {}
+                }
+            }
+            if !r.from_durable && !r.from.exists() {
+                use std::os::unix::fs::FileExt;
+                let mut bytes = vec![0u8; r.moved_len as usize];
+                r.moved.read_exact_at(&mut bytes, 0)?;
+                std::fs::write(&r.from, bytes)?;
             }
         }
         for (path, (file, len)) in lock(&self.faults.removed).drain() {
@@ -647,16 +672,31 @@ impl Fs for FaultFs {
     }
     fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
         self.faults.mutate("rename failed")?;
-        let old = std::fs::read(to).ok();
-        RealFs.rename(from, to)?;
-        lock(&self.faults.renames)
-            .entry(to.to_path_buf())
-            .or_insert(old);
+        let old_to = std::fs::read(to).ok();
+        let moved = File::open(from)?;
         let mut files = lock(&self.faults.files);
+        // The bytes the source holds after a crash (a file this layer did not write is durable).
+        let moved_len = match files.get(from) {
+            Some(st) => st.synced,
+            None => moved.metadata()?.len(),
+        };
+        let from_entry_durable = files.get(from).is_none_or(|st| st.entry_durable);
+        RealFs.rename(from, to)?;
         if let Some(mut st) = files.remove(from) {
             st.entry_durable = false;
             files.insert(to.to_path_buf(), st);
         }
+        drop(files);
+        lock(&self.faults.renames).push(PendingRename {
+            from: from.to_path_buf(),
+            to: to.to_path_buf(),
+            moved,
+            moved_len,
+            old_to,
+            // A source whose own entry was never durable does not come back.
+            from_durable: !from_entry_durable,
+            to_durable: false,
+        });
         Ok(())
     }
     fn remove(&self, path: &Path) -> io::Result<()> {
@@ -686,7 +726,11 @@ impl Fs for FaultFs {
     fn sync_dir(&self, dir: &Path) -> io::Result<()> {
         self.faults.sync()?;
         RealFs.sync_dir(dir)?;
-        lock(&self.faults.renames).retain(|to, _| to.parent() != Some(dir));
+        lock(&self.faults.renames).retain_mut(|r| {
+            r.to_durable |= r.to.parent() == Some(dir);
+            r.from_durable |= r.from.parent() == Some(dir);
+            !(r.to_durable && r.from_durable)
+        });
         lock(&self.faults.removed).retain(|p, _| p.parent() != Some(dir));
         for (path, st) in lock(&self.faults.files).iter_mut() {
             if path.parent() == Some(dir) {

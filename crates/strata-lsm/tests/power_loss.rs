@@ -190,3 +190,43 @@ fn fault_fs_brings_back_removals_not_made_durable() {
     assert!(!Path::new(&at("made-obsolete")).exists());
     assert!(!Path::new(&at("never-durable")).exists());
 }
+
+/// `repair` never deletes: what it cannot use it moves into `repair-*/`. A power loss right
+/// after it returned must not take those files either (the move into the new directory must
+/// be durable before anything makes the removal from the database directory durable).
+#[test]
+fn files_repair_moved_aside_survive_a_power_loss() {
+    let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let db = Db::new();
+    {
+        let e = LsmEngine::open(&db.dir, db.options()).unwrap();
+        for batch in 0..300 {
+            e.write_with_sync(make_batch(0, batch), SyncMode::Always)
+                .unwrap();
+        }
+        e.close().unwrap();
+    }
+    let mut ssts: Vec<_> = std::fs::read_dir(&db.dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "sst"))
+        .collect();
+    ssts.sort();
+    let victim = ssts[ssts.len() / 2].clone();
+    let mut bad = std::fs::read(&victim).unwrap();
+    bad[10] ^= 1;
+    std::fs::write(&victim, &bad).unwrap();
+    let fs = std::sync::Arc::new(FaultFs::new());
+    let rep = strata_lsm::repair(&db.dir, options_on(Arc::clone(&fs))).unwrap();
+    let moved = rep.moved_to.clone().expect("the damaged SST moved aside");
+    let kept = moved.join(victim.file_name().unwrap());
+    assert_eq!(std::fs::read(&kept).unwrap(), bad);
+    fs.crash().unwrap();
+    let here = std::fs::read(&kept)
+        .ok()
+        .or_else(|| std::fs::read(&victim).ok());
+    assert!(
+        here.as_deref() == Some(&bad[..]),
+        "after a power loss the SST repair moved aside is gone: {rep:?}"
+    );
+}
