@@ -153,6 +153,8 @@ impl Job<'_> {
                     .unwrap_or(0);
                 let a = self.dir.join(format!("repair-{secs}"));
                 self.fs.create_dir_all(&a).map_err(Error::io(&a))?;
+                // The new directory's entry is durable before any file moves into it.
+                self.fs.sync_dir(&self.dir).map_err(Error::io(&self.dir))?;
                 self.r.moved_to = Some(a.clone());
                 self.aside = Some(a.clone());
                 a
@@ -162,6 +164,9 @@ impl Job<'_> {
         self.fs
             .rename(&self.path(name), &to)
             .map_err(Error::io(&to))?;
+        // The file's new entry is durable before anything syncs the database directory (which
+        // makes the old entry's removal durable): a power loss never leaves it under no name.
+        self.fs.sync_dir(&aside).map_err(Error::io(&aside))?;
         self.names.retain(|n| n != name);
         self.r
             .actions
