@@ -230,3 +230,51 @@ fn files_repair_moved_aside_survive_a_power_loss() {
         "after a power loss the SST repair moved aside is gone: {rep:?}"
     );
 }
+
+/// A power loss while `repair` runs, at each crash point it reaches (its new manifest, and
+/// its final open's points), on a directory a crash left and that lost `CURRENT`: a second
+/// `repair` gets every batch that survived the first crash back.
+#[test]
+fn power_loss_during_repair_at_each_crash_point_loses_nothing() {
+    let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let db = Db::new();
+    let mut model = Model::new();
+    // Leave unlisted SSTs and WALs with data behind: the repair has work.
+    for (round, point, nth) in [
+        (0, crash_point::FLUSH_SYNCED, 5),
+        (1, crash_point::COMPACT_SYNCED, 2),
+    ] {
+        let acked = run_round(&db, round, point, nth);
+        db.fs.crash().unwrap();
+        db.verify_after_crash(round, acked, &mut model, point);
+    }
+    let mut reached = 0;
+    for point in crash_point::ALL {
+        for nth in [1, 2] {
+            let at = format!("repair stopped at {point}@{nth}");
+            let scratch = tempfile::tempdir().unwrap();
+            let dir = scratch.path().join("db");
+            copy_dir(&db.dir, &dir);
+            std::fs::remove_file(dir.join("CURRENT")).unwrap();
+            let fs = Arc::new(FaultFs::new());
+            let stop = Stop::arm(&fs, point, nth);
+            let first = strata_lsm::repair(&dir, options_on(Arc::clone(&fs)));
+            let fired = stop.fired();
+            drop(stop);
+            if !fired {
+                assert!(first.is_ok(), "{at}: {first:?}");
+                continue;
+            }
+            reached += 1;
+            fs.crash().unwrap();
+            let rep = strata_lsm::repair(&dir, options_on(Arc::new(FaultFs::new())))
+                .unwrap_or_else(|e| panic!("{at}: the second repair failed: {e}"));
+            let e = LsmEngine::open(&dir, options_on(Arc::new(FaultFs::new())))
+                .unwrap_or_else(|e| panic!("{at}: open after the second repair: {e} ({rep:?})"));
+            assert_eq!(contents(&e), model, "{at}: {first:?} then {rep:?}");
+            e.close().unwrap();
+        }
+    }
+    eprintln!("repair stopped at {reached} crash point hits");
+    assert!(reached >= 4, "repair reached only {reached} crash points");
+}

@@ -97,7 +97,7 @@ fn files(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
     m
 }
 
-fn copy_dir(from: &Path, to: &Path) {
+pub fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
     for e in std::fs::read_dir(from).unwrap() {
         let p = e.unwrap().path();
