@@ -121,13 +121,20 @@ fn run_round(db: &Db, round: u64, point: &'static str, nth: u64) -> u64 {
 
 /// Every point and hit, each stopped by a power loss (`tear`: in the middle of the last
 /// unsynced WAL write, keeping that many of its bytes).
-fn every_point(tear: impl Fn(u64) -> u64) {
+fn every_point(tear: impl Fn(u64) -> u64, background: bool) {
     let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
-    let db = Db::new();
+    let mut db = Db::new();
+    db.background = background;
     let mut model = Model::new();
     let mut round = 0;
     for point in crash_point::ALL {
-        for &nth in hits_of(point) {
+        // With background threads, the first hit of each point only (the test is slower).
+        let hits = if background {
+            &hits_of(point)[..1]
+        } else {
+            hits_of(point)
+        };
+        for &nth in hits {
             let at = format!("{point}@{nth}");
             let acked = run_round(&db, round, point, nth);
             db.fs.tear_last_write(tear(round));
@@ -145,12 +152,22 @@ fn every_point(tear: impl Fn(u64) -> u64) {
 
 #[test]
 fn power_loss_at_each_crash_point_keeps_every_acknowledged_batch() {
-    every_point(|_| 0);
+    every_point(|_| 0, false);
 }
 
 #[test]
 fn power_loss_in_a_wal_write_at_each_crash_point_keeps_every_acknowledged_batch() {
-    every_point(|round| 1 + mix(round) % 40);
+    every_point(|round| 1 + mix(round) % 40, false);
+}
+
+/// The same with flush and compaction on the engine's background threads: the point is reached
+/// on the flush thread while the writer goes on (its writes fail from then on). No torn write
+/// here: the writer often leaves several unsynced records, and `tear_last_write` keeps part of
+/// the newest while losing the older ones whole — a hole followed by data, which the WAL reader
+/// refuses as damage (see the note in `docs/format/lsm.md`, "Durability protocol").
+#[test]
+fn power_loss_at_each_crash_point_with_background_threads_keeps_every_acknowledged_batch() {
+    every_point(|_| 0, true);
 }
 
 /// `FaultFs::crash` undoes a removal that no directory sync made durable (the file comes back

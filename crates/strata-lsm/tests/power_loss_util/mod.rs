@@ -112,6 +112,8 @@ pub struct Db {
     _tmp: tempfile::TempDir,
     pub dir: PathBuf,
     pub fs: Arc<FaultFs>,
+    /// Flush and compaction on the engine's background threads (else on the writer's).
+    pub background: bool,
 }
 
 impl Db {
@@ -122,6 +124,7 @@ impl Db {
             _tmp: tmp,
             dir,
             fs: Arc::new(FaultFs::new()),
+            background: false,
         }
     }
 
@@ -129,7 +132,10 @@ impl Db {
     /// and manifest roll-overs every few dozen batches, all on the writer's thread (the
     /// crash point a round stops at is then reached in a reproducible place).
     pub fn options(&self) -> LsmOptions {
-        options_on(Arc::clone(&self.fs))
+        LsmOptions {
+            background: self.background,
+            ..options_on(Arc::clone(&self.fs))
+        }
     }
 
     /// After a power loss in `round` with `acked` batches acknowledged as durable: `check`
