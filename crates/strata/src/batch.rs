@@ -13,13 +13,15 @@ use crate::table::{ItemVersion, Key, Table};
 /// Writes to one or more tables, applied all together or not at all by [`Db::write`].
 #[derive(Default)]
 pub struct Batch {
-    inner: WriteBatch,
+    pub(crate) inner: WriteBatch,
     /// For each condition of `inner`: the table and a description, for error messages.
     conditions: Vec<(String, String)>,
     tables: Vec<Table>,
     /// Where [`Batch::put_as`] serializes each value before copying it into `inner` (one
     /// allocation per batch instead of one per item). Holds no op.
     scratch: Vec<u8>,
+    /// Where [`Batch::put_as`] builds each key, as `scratch` for the values.
+    key_scratch: Vec<u8>,
 }
 
 impl std::fmt::Debug for Batch {
@@ -62,8 +64,8 @@ impl Batch {
         table: &Table,
         value: &T,
     ) -> Result<&mut Batch> {
-        let k = table.encode_value_into(value, &mut self.scratch)?;
-        self.inner.put(k, &self.scratch);
+        table.encode_value_into(value, &mut self.scratch, &mut self.key_scratch)?;
+        self.inner.put(&self.key_scratch, &self.scratch);
         self.touch(table);
         Ok(self)
     }

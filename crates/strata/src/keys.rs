@@ -166,17 +166,28 @@ impl KeyLayout {
         self.key(h, partition, sort)
     }
 
-    /// A whole item key to be built field by field (see [`KeyBuilder`]); `hint` is the
-    /// expected length of the encoded fields.
-    pub(crate) fn builder(&self, hint: usize) -> KeyBuilder<'_> {
-        let gap = self.id_bytes.len() + MAX_HASH_LEN;
-        let mut out = Vec::with_capacity(gap + hint + STORE_SLACK);
+    /// A whole item key to be built field by field (see [`KeyBuilder`]) in a new vector;
+    /// `hint` is the expected length of the encoded fields. [`KeyBuilder::finish`] leaves the
+    /// key in `out`.
+    pub(crate) fn builder<'o>(&self, out: &'o mut Vec<u8>, hint: usize) -> KeyBuilder<'_, 'o> {
+        *out = Vec::with_capacity(self.id_bytes.len() + MAX_HASH_LEN + hint + STORE_SLACK);
+        self.builder_into(out, hint)
+    }
+
+    /// A whole item key to be built field by field (see [`KeyBuilder`]), appended to `out`
+    /// after what it holds (a caller's reused buffer: no allocation per key once it has
+    /// grown); `hint` is the expected length of the encoded fields. After
+    /// [`KeyBuilder::finish`] the key is `out[len..]`, `len` being `out.len()` now.
+    pub(crate) fn builder_into<'o>(&self, out: &'o mut Vec<u8>, hint: usize) -> KeyBuilder<'_, 'o> {
+        let base = out.len();
+        out.reserve(self.id_bytes.len() + MAX_HASH_LEN + hint + STORE_SLACK);
         // `id` goes first now; room for `h` after it (a constant-size write, no memset).
         out.extend_from_slice(&self.id_bytes);
         out.extend_from_slice(&[0; MAX_HASH_LEN]);
         KeyBuilder {
             layout: self,
             out,
+            base,
             n: 0,
         }
     }
@@ -185,12 +196,14 @@ impl KeyLayout {
     /// of the partition), with the partition encoded once for both: the same as
     /// [`Self::partition_hash`] and [`Self::key`] with no sort values.
     pub fn partition_prefix(&self, partition: &[Value]) -> Result<(u16, Vec<u8>)> {
-        let mut b = self.builder(16 * partition.len());
+        let mut out = Vec::new();
+        let mut b = self.builder(&mut out, 16 * partition.len());
         for v in partition {
             b.value(v)?;
         }
         let h = b.hash();
-        Ok((h, b.finish(h)))
+        b.finish(h);
+        Ok((h, out))
     }
 
     /// Encoding of `(id)`: the prefix of every key of the table.
@@ -223,15 +236,18 @@ const STORE_SLACK: usize = 24;
 /// (the same bytes as [`KeyLayout::partition_hash`] hashes: each element is encoded on its
 /// own, with its order), and [`KeyBuilder::finish`] writes `h` right before the fields and
 /// drops what is left of the gap. The result is byte for byte [`KeyLayout::item_key`] (tested against it in
-/// `table::tests::typed_keys_are_item_keys`).
-pub(crate) struct KeyBuilder<'l> {
+/// `table::tests::typed_keys_are_item_keys`). The key is built at the end of a vector the
+/// builder borrows, after the bytes it held before (`base`), which it leaves alone.
+pub(crate) struct KeyBuilder<'l, 'o> {
     layout: &'l KeyLayout,
-    out: Vec<u8>,
+    out: &'o mut Vec<u8>,
+    /// Where the key starts in `out`.
+    base: usize,
     /// Key fields appended so far.
     n: usize,
 }
 
-impl KeyBuilder<'_> {
+impl KeyBuilder<'_, '_> {
     fn order(&self) -> Order {
         self.layout
             .codec
@@ -241,14 +257,15 @@ impl KeyBuilder<'_> {
             .unwrap_or_default()
     }
 
+    /// Where the key fields start in `out`.
     fn gap(&self) -> usize {
-        self.layout.id_bytes.len() + MAX_HASH_LEN
+        self.base + self.layout.id_bytes.len() + MAX_HASH_LEN
     }
 
     /// Appends the next key field.
     pub(crate) fn value(&mut self, v: &Value) -> Result<()> {
         let order = self.order();
-        NativeCodec::encode_element(v, order, &mut self.out).map_err(|e| self.layout.enc_err(e))?;
+        NativeCodec::encode_element(v, order, self.out).map_err(|e| self.layout.enc_err(e))?;
         self.n += 1;
         Ok(())
     }
@@ -256,21 +273,21 @@ impl KeyBuilder<'_> {
     /// Appends the next key field, a text (the bytes of [`Self::value`] of `Value::Text`).
     pub(crate) fn text(&mut self, s: &str) {
         let order = self.order();
-        native::encode_text_element(s, order, &mut self.out);
+        native::encode_text_element(s, order, self.out);
         self.n += 1;
     }
 
     /// Appends the next key field, an integer.
     pub(crate) fn int(&mut self, i: i128) {
         let order = self.order();
-        native::encode_int_element(i, order, &mut self.out);
+        native::encode_int_element(i, order, self.out);
         self.n += 1;
     }
 
     /// Appends the next key field, a byte string.
     pub(crate) fn bytes(&mut self, b: &[u8]) {
         let order = self.order();
-        native::encode_bytes_element(b, order, &mut self.out);
+        native::encode_bytes_element(b, order, self.out);
         self.n += 1;
     }
 
@@ -280,27 +297,26 @@ impl KeyBuilder<'_> {
         (crc32fast::hash(&self.out[self.gap()..]) >> 16) as u16
     }
 
-    /// The key, with `h` from [`Self::hash`].
-    pub(crate) fn finish(mut self, h: u16) -> Vec<u8> {
+    /// Finishes the key in the vector, with `h` from [`Self::hash`].
+    pub(crate) fn finish(self, h: u16) {
         // `h` is encoded after the fields, then moved into the gap.
         let end = self.out.len();
-        native::encode_int_element(i128::from(h), Order::default(), &mut self.out);
+        native::encode_int_element(i128::from(h), Order::default(), self.out);
         let hl = self.out.len() - end;
         let gap = self.gap();
-        let idl = self.layout.id_bytes.len();
-        // `id` is already at the start (see `KeyLayout::builder`).
+        // `id` is already at the start of the key (see `KeyLayout::builder_into`).
+        let at = self.base + self.layout.id_bytes.len();
         if hl == MAX_HASH_LEN {
-            self.out.copy_within(end.., idl);
+            self.out.copy_within(end.., at);
             self.out.truncate(end);
         } else {
             // A short `h`: the fields move left by what is left of the gap.
             let h = [self.out[end], *self.out.get(end + 1).unwrap_or(&0)];
             self.out.truncate(end);
-            self.out.copy_within(gap..end, idl + hl);
-            self.out[idl..idl + hl].copy_from_slice(&h[..hl]);
+            self.out.copy_within(gap..end, at + hl);
+            self.out[at..at + hl].copy_from_slice(&h[..hl]);
             self.out.truncate(end - (MAX_HASH_LEN - hl));
         }
-        self.out
     }
 }
 

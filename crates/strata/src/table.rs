@@ -285,7 +285,8 @@ impl Table {
         partition: impl IntoIterator<Item = &'v Value>,
         sort: impl IntoIterator<Item = &'v Value>,
     ) -> Result<Vec<u8>> {
-        let mut b = self.def.layout.builder(32);
+        let mut out = Vec::new();
+        let mut b = self.def.layout.builder(&mut out, 32);
         for v in partition {
             b.value(v)?;
         }
@@ -293,7 +294,8 @@ impl Table {
         for v in sort {
             b.value(v)?;
         }
-        Ok(b.finish(h))
+        b.finish(h);
+        Ok(out)
     }
 
     /// Encoded key and value of an item.
@@ -338,18 +340,20 @@ impl Table {
     ) -> Result<(Vec<u8>, Vec<u8>)> {
         // Most rows fit; a larger item grows as it is written.
         let mut v = Vec::with_capacity(128);
-        let k = self.encode_value_into(value, &mut v)?;
+        let mut k = Vec::new();
+        self.encode_value_into(value, &mut v, &mut k)?;
         Ok((k, v))
     }
 
-    /// [`Table::encode_value`] with the value's bytes written into `v` (its previous contents
-    /// dropped, its allocation reused: a batch serializes item after item into one buffer);
-    /// returns the encoded key. On an error `v` holds no meaningful bytes.
+    /// [`Table::encode_value`] with the value's bytes written into `v` and the key into `k`
+    /// (their previous contents dropped, their allocations reused: a batch serializes item
+    /// after item into the same two buffers). On an error they hold no meaningful bytes.
     pub(crate) fn encode_value_into<T: serde::Serialize + ?Sized>(
         &self,
         value: &T,
         v: &mut Vec<u8>,
-    ) -> Result<Vec<u8>> {
+        k: &mut Vec<u8>,
+    ) -> Result<()> {
         let s = &self.def.schema;
         let mut spots = KeySpots::new(&s.partition, &s.sort);
         to_item_bytes_keyed_into(value, &mut spots, v)
@@ -358,12 +362,14 @@ impl Table {
         if !spots.done {
             // Not written as a struct or map at the top (an enum variant with data): look the
             // key attributes up in the bytes.
-            return self.key_from_item_bytes(v);
+            *k = self.key_from_item_bytes(v)?;
+            return Ok(());
         }
         // One pass: each attribute is checked, then encoded. `key_of` checks them all before
         // encoding any, but the values a serializer writes (no tuples) always encode, so the
         // first failing check is the same error.
-        let mut b = self.def.layout.builder(32);
+        k.clear();
+        let mut b = self.def.layout.builder_into(k, 32);
         let np = s.partition.len();
         let mut h = 0;
         for (i, f) in s.key_fields().enumerate() {
@@ -379,7 +385,8 @@ impl Table {
                 h = b.hash();
             }
         }
-        Ok(b.finish(h))
+        b.finish(h);
+        Ok(())
     }
 
     /// The key attribute of field `f` whose tag is at `pos` of item bytes `v` (`usize::MAX`:

@@ -286,3 +286,145 @@ fn typed_struct_keys_are_item_keys() {
         }
     }
 }
+
+/// Struct rows of several types put into tables of other key fields, in any mix: the
+/// serializer keeps, per struct type, a guess of which fields hold the key attributes (checked
+/// by name), so a type put into a table whose key fields are other fields, or in other places,
+/// or missing from the type, or more than it guesses, must not take a stale guess. Each typed
+/// key is the reference key of its item (or the same error), through `encode_value` and
+/// through one `Batch`.
+#[test]
+fn struct_rows_in_tables_of_other_keys_are_item_keys() {
+    #[derive(serde::Serialize)]
+    struct A {
+        user: String,
+        ts: i64,
+        body: String,
+        n: i64,
+    }
+    #[derive(serde::Serialize)]
+    struct B {
+        n: i64,
+        user: String,
+        body: String,
+        ts: i64,
+    }
+    #[derive(serde::Serialize)]
+    struct C {
+        ts: i64,
+        body: String,
+    }
+    #[derive(serde::Serialize)]
+    struct D {
+        x: i64,
+        n: i64,
+        body: String,
+        ts: i64,
+        user: String,
+    }
+    let text = |n: &str| KeyField::new(n, Kind::Text);
+    let int = |n: &str| KeyField::new(n, Kind::Int);
+    let db = Db::memory().unwrap();
+    let schemas = [
+        TableSchema::new("t0", vec![text("user")]).with_sort(vec![int("ts")]),
+        TableSchema::new("t1", vec![text("body")]).with_sort(vec![int("n")]),
+        TableSchema::new("t2", vec![int("n")]).with_sort(vec![text("user")]),
+        TableSchema::new("t3", vec![text("user")]).with_sort(vec![
+            int("ts"),
+            int("n"),
+            text("body"),
+        ]),
+        TableSchema::new("t4", vec![int("x"), text("user")]).with_sort(vec![
+            int("ts"),
+            int("n"),
+            text("body").desc(),
+        ]),
+        TableSchema::new("t5", vec![int("ts")]),
+    ];
+    let tables: Vec<Table> = schemas
+        .into_iter()
+        .map(|s| db.create_table(s).unwrap())
+        .collect();
+    let steps =
+        proptest::collection::vec((0u8..4, 0..tables.len(), any::<i64>(), "[a-c]{0,3}"), 1..40);
+    let mut runner = TestRunner::new(Config::with_cases(300));
+    runner
+        .run(&steps, |steps| {
+            let mut batch = crate::Batch::new();
+            let mut want_ops = Vec::new();
+            for (kind, ti, v, s) in steps {
+                let t = &tables[ti];
+                let (typed, bytes, put) = match kind {
+                    0 => {
+                        let r = A {
+                            user: s.clone(),
+                            ts: v,
+                            body: s,
+                            n: v / 2,
+                        };
+                        (
+                            t.encode_value(&r),
+                            to_item_bytes(&r).unwrap(),
+                            batch.put_as(t, &r).map(|_| ()),
+                        )
+                    }
+                    1 => {
+                        let r = B {
+                            n: v,
+                            user: s.clone(),
+                            body: s,
+                            ts: v / 3,
+                        };
+                        (
+                            t.encode_value(&r),
+                            to_item_bytes(&r).unwrap(),
+                            batch.put_as(t, &r).map(|_| ()),
+                        )
+                    }
+                    2 => {
+                        let r = C { ts: v, body: s };
+                        (
+                            t.encode_value(&r),
+                            to_item_bytes(&r).unwrap(),
+                            batch.put_as(t, &r).map(|_| ()),
+                        )
+                    }
+                    _ => {
+                        let r = D {
+                            x: v,
+                            n: -v / 5,
+                            body: s.clone(),
+                            ts: v,
+                            user: s,
+                        };
+                        (
+                            t.encode_value(&r),
+                            to_item_bytes(&r).unwrap(),
+                            batch.put_as(t, &r).map(|_| ()),
+                        )
+                    }
+                };
+                let want = reference_key(t, &decode_item(&bytes).unwrap());
+                match (&put, &want) {
+                    (Ok(()), Ok(k)) => want_ops.push((k.clone(), bytes.clone())),
+                    (Err(a), Err(b)) => prop_assert_eq!(a.to_string(), b.to_string()),
+                    (a, b) => prop_assert!(false, "put_as {:?}, reference {:?}", a, b),
+                }
+                same(
+                    typed.map(|(k, v)| {
+                        assert_eq!(v, bytes);
+                        k
+                    }),
+                    &want,
+                )?;
+            }
+            let got: Vec<(Vec<u8>, Vec<u8>)> = batch
+                .inner
+                .iter()
+                .map(|(k, v)| (k.to_vec(), v.unwrap_or_default().to_vec()))
+                .collect();
+            prop_assert_eq!(got, want_ops);
+            Ok(())
+        })
+        .unwrap();
+}

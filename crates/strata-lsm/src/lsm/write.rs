@@ -13,6 +13,7 @@ use crate::error::{Error, Result};
 use crate::fs::FileSyncer;
 use crate::memtable::Memtable;
 use crate::options::SyncMode;
+use crate::partition::Partitioner;
 use crate::sync::{lock, read, wait, wait_timeout, write};
 use crate::wal::{self, WalWriter};
 
@@ -107,10 +108,11 @@ impl Inner {
     /// Inserts the ops of batch `seq` into the active memtables; returns the bytes added.
     fn insert(&self, seq: u64, batch: &WriteBatch) -> usize {
         let st = read(&self.state);
-        let stripes: Vec<u32> = batch
-            .iter()
-            .map(|(k, _)| self.stripe_of(k) as u32)
-            .collect();
+        let stripes = stripes_of(
+            &self.partitioner,
+            self.stripes,
+            batch.iter().map(|(k, _)| k),
+        );
         let Some(&first) = stripes.first() else {
             return 0;
         };
@@ -408,6 +410,32 @@ impl Inner {
     }
 }
 
+/// The stripe of each of `keys` among `stripes` (as [`Partitioner::stripe`] of each), routing
+/// a key that starts with the previous routed key's closed partition
+/// ([`Partitioner::closed_partition`]: every key starting with it has that partition, hence
+/// that stripe) without parsing it: a batch's keys come in runs of one partition.
+fn stripes_of<'k>(
+    partitioner: &Partitioner,
+    stripes: u32,
+    keys: impl ExactSizeIterator<Item = &'k [u8]>,
+) -> Vec<u32> {
+    let mut out = Vec::with_capacity(keys.len());
+    // The last routed key's closed partition and its stripe.
+    let mut run: Option<(&[u8], u32)> = None;
+    for k in keys {
+        let s = match run {
+            Some((p, s)) if k.starts_with(p) => s,
+            _ => {
+                let s = partitioner.stripe(k, stripes);
+                run = partitioner.closed_partition(k).map(|p| (p, s));
+                s
+            }
+        };
+        out.push(s);
+    }
+    out
+}
+
 /// The indices of `stripes` (each below `n`) in stripe order, keeping their order within a
 /// stripe (a counting sort).
 fn stripe_order(stripes: &[u32], n: usize) -> Vec<u32> {
@@ -429,11 +457,76 @@ fn stripe_order(stripes: &[u32], n: usize) -> Vec<u32> {
 
 #[cfg(test)]
 mod tests {
-    use super::stripe_order;
+    use super::{stripe_order, stripes_of};
+    use crate::partition::Partitioner;
     use proptest::prelude::*;
+
+    /// Keys in runs sharing prefixes: native tuples `(id, h, p, s)` of a few ids, hashes and
+    /// partitions (a whole run of one partition, as a table batch holds), short tuples, and
+    /// arbitrary bytes (not tuples).
+    fn keys() -> impl Strategy<Value = Vec<Vec<u8>>> {
+        let tuple =
+            (0u8..3, 0u16..4, 0u8..3, any::<u8>(), 0usize..5).prop_map(|(id, h, p, s, elems)| {
+                let h = [0u16, 255, 8191, 65535][usize::from(h)];
+                let mut k = Vec::new();
+                let c = strata_key::codec::native::Order::default();
+                strata_key::codec::native::encode_int_element(id.into(), c, &mut k);
+                if elems > 0 {
+                    strata_key::codec::native::encode_int_element(h.into(), c, &mut k);
+                }
+                if elems > 1 {
+                    strata_key::codec::native::encode_text_element(
+                        &"ab"[..usize::from(p % 3).min(2)],
+                        c,
+                        &mut k,
+                    );
+                }
+                if elems > 2 {
+                    strata_key::codec::native::encode_int_element(s.into(), c, &mut k);
+                }
+                k
+            });
+        let key = prop_oneof![
+            6 => tuple,
+            1 => proptest::collection::vec(any::<u8>(), 0..6),
+        ];
+        // Each key repeated a few times with other tails (one partition's run).
+        proptest::collection::vec((key, 1usize..4, any::<u8>()), 0..40).prop_map(|runs| {
+            let mut out = Vec::new();
+            for (k, n, t) in runs {
+                for i in 0..n {
+                    let mut k = k.clone();
+                    k.extend_from_slice(&[t, i as u8][..i.min(2)]);
+                    out.push(k);
+                }
+            }
+            out
+        })
+    }
 
     proptest! {
         #![proptest_config(ProptestConfig { cases: 500, ..ProptestConfig::default() })]
+
+        /// Routing a batch's keys by runs of one closed partition gives each key the stripe
+        /// `Partitioner::stripe` gives it, for every kind of partitioner.
+        #[test]
+        fn stripes_of_runs_are_each_keys_stripe(
+            keys in keys(),
+            kind in 0usize..6,
+            stripes in prop_oneof![Just(1u32), Just(3), Just(256)],
+        ) {
+            let p = [
+                Partitioner::WholeKey,
+                Partitioner::FixedPrefix(2),
+                Partitioner::NativeTuplePrefix(1),
+                Partitioner::NativeTuplePrefix(2),
+                Partitioner::NativeTupleHash(2),
+                Partitioner::NativeTupleHash(3),
+            ][kind]
+                .clone();
+            let want: Vec<u32> = keys.iter().map(|k| p.stripe(k, stripes)).collect();
+            prop_assert_eq!(stripes_of(&p, stripes, keys.iter().map(|k| k.as_slice())), want);
+        }
 
         /// The counting sort gives the indices a stable sort by stripe gives.
         #[test]

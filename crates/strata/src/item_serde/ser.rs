@@ -109,6 +109,50 @@ impl<'k> KeySpots<'k> {
         }
     }
 
+    /// Records the spots of a struct's fields `fields` (distinct names; field `i`'s tag is at
+    /// `value_at(i)`), as [`KeySpots::record`] of each field would, using `guess` (the field
+    /// index of each key field, from the struct's type) when it holds: each guessed field
+    /// has its key field's name, so it is the one field of that name. Otherwise the names are
+    /// compared and the guess is renewed.
+    fn record_known(
+        &mut self,
+        fields: &[&'static str],
+        value_at: impl Fn(usize) -> usize,
+        guess: [u8; KEY_GUESSES],
+    ) {
+        self.done = true;
+        let nk = self.partition.len() + self.sort.len();
+        let keys = self.partition.iter().chain(self.sort.iter());
+        if nk <= KEY_GUESSES
+            && keys
+                .clone()
+                .zip(guess)
+                .all(|(f, g)| fields.get(usize::from(g)) == Some(&f.name.as_str()))
+        {
+            for (at, &g) in self.at.iter_mut().zip(&guess[..nk]) {
+                *at = value_at(usize::from(g));
+            }
+            return;
+        }
+        let mut renewed = [NO_FIELD; KEY_GUESSES];
+        for (i, name) in fields.iter().enumerate() {
+            // The first key field of that name, as `record` takes.
+            if let Some(j) = keys
+                .clone()
+                .take(MAX_KEY_FIELDS)
+                .position(|f| f.name == *name)
+            {
+                self.at[j] = value_at(i);
+                if let Some(g) = renewed.get_mut(j) {
+                    *g = i as u8;
+                }
+            }
+        }
+        if nk <= KEY_GUESSES {
+            remember_keys(fields, renewed);
+        }
+    }
+
     /// Records attribute `name` whose tag is at `pos`.
     fn record(&mut self, name: &[u8], pos: usize) {
         let fields = self.partition.iter().chain(self.sort.iter());
@@ -219,7 +263,8 @@ impl<'a> SeqEnc<'a> {
 mod order;
 
 use order::{
-    known_order, move_entries, name_head, name_order, perm_of, remember_order, Entries, Entry,
+    known_fields, known_order, move_entries, name_head, name_order, perm_of, remember_keys,
+    remember_order, Entries, Entry, Known, KEY_GUESSES, NO_FIELD,
 };
 
 /// A map or struct being written: entries go straight into the output in the order they come
@@ -375,8 +420,14 @@ impl<'a, 'k> MapEnc<'a, 'k> {
     }
 
     fn finish(mut self) -> R {
-        let first = self.count_at + self.count_len;
         let n = self.entries.len;
+        if self.all_fields && (2..=8).contains(&n) && self.count_len == 1 {
+            if let Some(known) = known_fields(&self.fields[..n]) {
+                self.finish_known(n, known);
+                return Ok(());
+            }
+        }
+        let first = self.count_at + self.count_len;
         // Final (name start, value start) of each entry, in name order.
         let mut inline = [(0usize, 0usize); 8];
         let mut heap = Vec::new();
@@ -412,6 +463,46 @@ impl<'a, 'k> MapEnc<'a, 'k> {
             spots.done = true;
         }
         Ok(())
+    }
+}
+
+impl MapEnc<'_, '_> {
+    /// [`MapEnc::finish`] of a struct of `n` fields (2 to 8, its count one byte) whose type's
+    /// name order is known on this thread: no name is compared. The entries are copied after
+    /// themselves at the end of the output and back in name order (no stack buffer to clear),
+    /// and the key attributes' spots come from the type's guess of which fields hold them,
+    /// checked by name (see [`KeySpots::record_known`]).
+    fn finish_known(&mut self, n: usize, known: Known) {
+        let first = self.count_at + 1;
+        self.out[self.count_at] = n as u8;
+        let entries = self.entries.as_slice();
+        let end = self.out.len();
+        // Where each entry (in declaration order) starts once placed.
+        let mut start = [0usize; 8];
+        let order = &known.order[..n];
+        if order.iter().enumerate().all(|(k, &o)| usize::from(o) == k) {
+            for (s, e) in start.iter_mut().zip(entries) {
+                *s = e.start;
+            }
+        } else {
+            self.out.extend_from_within(first..end);
+            // Entry bytes at `x` have their copy at `x + copied`.
+            let copied = end - first;
+            let mut w = first;
+            for &o in order {
+                let i = usize::from(o);
+                let from = entries[i].start;
+                let stop = entries.get(i + 1).map_or(end, |x| x.start);
+                self.out.copy_within(from + copied..stop + copied, w);
+                start[i] = w;
+                w += stop - from;
+            }
+            self.out.truncate(end);
+        }
+        if let Some(spots) = self.capture.take() {
+            let value_at = |i: usize| start[i] + (entries[i].value_at - entries[i].start);
+            spots.record_known(&self.fields[..n], value_at, known.keys);
+        }
     }
 }
 

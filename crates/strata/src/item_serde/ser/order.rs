@@ -187,21 +187,45 @@ pub(super) fn move_entries(
 struct KnownFields {
     n: u8,
     names: [&'static str; 8],
-    order: [u8; 8],
+    known: Known,
 }
+
+/// What is kept of a struct type (see [`KnownFields`]).
+#[derive(Clone, Copy)]
+pub(super) struct Known {
+    /// The fields' name order: `order[k]` is the index of the field that goes `k`-th.
+    pub(super) order: [u8; 8],
+    /// A guess, for the key fields of the table the last row of this type went to, of the
+    /// index of the field of each ([`NO_FIELD`]: none yet). Only a guess: checked by name
+    /// before use (see `MapEnc::finish_known`).
+    pub(super) keys: [u8; KEY_GUESSES],
+}
+
+/// How many key fields [`Known::keys`] guesses (a table with more key fields records its
+/// key spots by comparing names).
+pub(super) const KEY_GUESSES: usize = 4;
+
+/// [`Known::keys`] of a key field with no guess.
+pub(super) const NO_FIELD: u8 = u8::MAX;
 
 /// How many struct types' field orders each thread keeps (a row type and the structs nested
 /// in it).
 const KNOWN_TYPES: usize = 4;
 
+const EMPTY: KnownFields = KnownFields {
+    n: 0,
+    names: [""; 8],
+    known: Known {
+        order: [0; 8],
+        keys: [NO_FIELD; KEY_GUESSES],
+    },
+};
+
 thread_local! {
     /// Field orders of the struct types last written on this thread (see [`KnownFields`]);
     /// `n == 0`: an empty slot. The next one to replace is `.1`.
     static KNOWN: std::cell::RefCell<([KnownFields; KNOWN_TYPES], usize)> = const {
-        std::cell::RefCell::new((
-            [KnownFields { n: 0, names: [""; 8], order: [0; 8] }; KNOWN_TYPES],
-            0,
-        ))
+        std::cell::RefCell::new(([EMPTY; KNOWN_TYPES], 0))
     };
 }
 
@@ -211,37 +235,52 @@ fn same_str(a: &'static str, b: &'static str) -> bool {
     std::ptr::eq(a, b)
 }
 
-/// The name order of struct fields `names` (declaration order, 2 to 8 of them), if known on
-/// this thread.
-pub(super) fn known_order(names: &[&'static str]) -> Option<[u8; 8]> {
+/// True when slot `f` holds struct fields `names`.
+#[inline]
+fn holds(f: &KnownFields, names: &[&'static str]) -> bool {
+    usize::from(f.n) == names.len() && f.names.iter().zip(names).all(|(&a, &b)| same_str(a, b))
+}
+
+/// What is known of struct fields `names` (declaration order, 2 to 8 of them) on this thread.
+pub(super) fn known_fields(names: &[&'static str]) -> Option<Known> {
     KNOWN
         .try_with(|k| {
             let k = k.try_borrow().ok()?;
-            k.0.iter()
-                .find(|f| {
-                    usize::from(f.n) == names.len()
-                        && f.names.iter().zip(names).all(|(&a, &b)| same_str(a, b))
-                })
-                .map(|f| f.order)
+            k.0.iter().find(|f| holds(f, names)).map(|f| f.known)
         })
         .ok()
         .flatten()
 }
 
+/// The name order of struct fields `names` (declaration order, 2 to 8 of them), if known on
+/// this thread.
+pub(super) fn known_order(names: &[&'static str]) -> Option<[u8; 8]> {
+    known_fields(names).map(|k| k.order)
+}
+
 /// Records the name order of struct fields `names` (2 to 8 of them), just computed and
 /// checked strictly ascending.
 pub(super) fn remember_order(names: &[&'static str], order: [u8; 8]) {
-    let mut f = KnownFields {
-        n: names.len() as u8,
-        names: [""; 8],
-        order,
-    };
+    let mut f = EMPTY;
+    f.n = names.len() as u8;
+    f.known.order = order;
     f.names[..names.len()].copy_from_slice(names);
     let _ = KNOWN.try_with(|k| {
         if let Ok(mut k) = k.try_borrow_mut() {
             let next = k.1;
             k.0[next] = f;
             k.1 = (next + 1) % KNOWN_TYPES;
+        }
+    });
+}
+
+/// Records the key field guess of struct fields `names`, if their order is still kept.
+pub(super) fn remember_keys(names: &[&'static str], keys: [u8; KEY_GUESSES]) {
+    let _ = KNOWN.try_with(|k| {
+        if let Ok(mut k) = k.try_borrow_mut() {
+            if let Some(f) = k.0.iter_mut().find(|f| holds(f, names)) {
+                f.known.keys = keys;
+            }
         }
     });
 }
