@@ -13,20 +13,17 @@ use super::{Reader, STR_END, STR_HIGH};
 /// `0x02` (the string shift) in every byte of a `u128`.
 const SHIFTS128: u128 = 0x0202_0202_0202_0202_0202_0202_0202_0202;
 
-/// Bit `i` set when byte `i` of `x` (little-endian) is special in an encoded string (`00`,
-/// `01`, `fe` or `ff`), exactly for every lane: one byte add, one signed compare and a move-mask
-/// (SSE2, always present on x86-64).
+/// Bit `i` set when byte `i` of `v` is special in an encoded string (`00`, `01`, `fe` or
+/// `ff`), exactly for every lane: one byte add, one signed compare and a move-mask (SSE2,
+/// always present on x86-64).
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 #[inline(always)]
-fn special_lanes(x: u128) -> u32 {
-    use std::arch::x86_64::{
-        _mm_add_epi8, _mm_cmplt_epi8, _mm_movemask_epi8, _mm_set1_epi8, _mm_set_epi64x,
-    };
+fn special_lanes_v(v: std::arch::x86_64::__m128i) -> u32 {
+    use std::arch::x86_64::{_mm_add_epi8, _mm_cmplt_epi8, _mm_movemask_epi8, _mm_set1_epi8};
     // SAFETY: these intrinsics need SSE2, which this build enables (the `cfg` above; it is part
     // of the x86-64 baseline). They take no pointers. Tested against the byte-by-byte model by
     // `special_lanes_is_exact_per_byte`.
     unsafe {
-        let v = _mm_set_epi64x((x >> 64) as i64, x as i64);
         // b + 0x82 is (b + 2) with its top bit flipped, so "(b + 2) mod 256 < 4" becomes a
         // signed compare: special bytes land on 0x80..=0x83 (−128..=−125), every other byte on
         // 0x84 (−124) or above.
@@ -34,6 +31,14 @@ fn special_lanes(x: u128) -> u32 {
         let special = _mm_cmplt_epi8(z, _mm_set1_epi8(0x84u8 as i8));
         _mm_movemask_epi8(special) as u32
     }
+}
+
+/// [`special_lanes_v`] of the 16 little-endian bytes of `x` (for the tests).
+#[cfg(all(test, target_arch = "x86_64", target_feature = "sse2"))]
+fn special_lanes(x: u128) -> u32 {
+    // SAFETY: SSE2 is enabled (the `cfg` above); the intrinsic takes no pointer.
+    let v = unsafe { std::arch::x86_64::_mm_set_epi64x((x >> 64) as i64, x as i64) };
+    special_lanes_v(v)
 }
 
 /// [`special_lanes`] byte by byte: the model its test checks it against, and the code on
@@ -48,7 +53,7 @@ fn special_lanes_portable(x: u128) -> u32 {
     m
 }
 
-#[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
+#[cfg(all(test, not(all(target_arch = "x86_64", target_feature = "sse2"))))]
 use special_lanes_portable as special_lanes;
 
 /// Per code lane `l` (index `l + 16`; index `l` without a code): the lanes taken from the
@@ -70,26 +75,65 @@ const fn code_lanes() -> [(u128, u128); 32] {
 impl Reader<'_> {
     /// A string of at most 16 content bytes with at most one two-byte code at the cursor,
     /// where the key holds at least 17 bytes from the cursor (a UUID that is not the last
-    /// element, or one that is: its 16 bytes and terminator): its content in the low lanes of a
-    /// `u128` (the lanes past it are garbage), its length, and the encoded length including the
-    /// terminator. The cursor does not move. `None` for anything else (longer, two codes,
+    /// element, or one that is: its 16 bytes and terminator): its content in the first lanes of
+    /// 16 bytes (the lanes past it are garbage), its length, and the encoded length including
+    /// the terminator. The cursor does not move. `None` for anything else (longer, two codes,
     /// malformed, fewer than 17 bytes left), which the general paths then decode or report.
+    ///
+    /// On x86-64 the bytes stay in SSE2 registers from the load to the store (no `u128`
+    /// halves in general registers, and the unshift is a per-lane subtract); elsewhere this is
+    /// [`Reader::one_code16_portable`]. Both are checked against the general decoder by
+    /// `one_code16_agrees_with_escaped`.
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
     #[inline(always)]
-    pub(crate) fn one_code16(&self) -> Option<(u128, usize, usize)> {
+    pub(crate) fn one_code16(&self) -> Option<([u8; 16], usize, usize)> {
+        use std::arch::x86_64::{
+            __m128i, _mm_and_si128, _mm_andnot_si128, _mm_loadu_si128, _mm_or_si128, _mm_set1_epi8,
+            _mm_storeu_si128, _mm_sub_epi8, _mm_xor_si128,
+        };
         let w = self.bytes.get(self.pos..)?;
         let w17: &[u8; 17] = w.get(..17)?.try_into().ok()?;
-        let mut a = [0u8; 16];
-        a.copy_from_slice(&w17[..16]);
-        let mut b = [0u8; 16];
-        b.copy_from_slice(&w17[1..]);
-        let mask = u128::from_ne_bytes([self.mask; 16]);
-        // Encoded bytes 0..16 and 1..17, direction removed.
-        let a = u128::from_le_bytes(a) ^ mask;
-        let b = u128::from_le_bytes(b) ^ mask;
-        // Special lanes 0..=16, and lane 17 as a stop (its byte is checked below).
-        let m = special_lanes(a) | (special_lanes(b) << 1) | (1 << 17);
-        // The first special byte: the terminator, or the `fe` of a code (then f < 16). Every
-        // choice below is made with masks, not branches: whether there is a code is random.
+        // SAFETY: SSE2 is enabled (the `cfg` above; part of the x86-64 baseline). The two
+        // unaligned loads read bytes 0..16 and 1..17 of `w17`, which holds 17 bytes; the table
+        // loads read one 16-byte `u128` of `CODE_LANES` each (index ≤ 31 < 32: `fl` ≤ 15 and
+        // `e` ≤ 1); the store writes the 16 bytes of `out`. `_mm_loadu`/`_mm_storeu` need no
+        // alignment. Tested by `one_code16_agrees_with_escaped` (against the general decoder
+        // and the portable form).
+        unsafe {
+            let mask = _mm_set1_epi8(self.mask as i8);
+            let p = w17.as_ptr();
+            // Encoded bytes 0..16 and 1..17, direction removed.
+            let a = _mm_xor_si128(_mm_loadu_si128(p.cast::<__m128i>()), mask);
+            let b = _mm_xor_si128(_mm_loadu_si128(p.add(1).cast::<__m128i>()), mask);
+            // Special lanes 0..=16, and lane 17 as a stop (its byte is checked below).
+            let m = special_lanes_v(a) | (special_lanes_v(b) << 1) | (1 << 17);
+            let (fl, e, n, t) = self.code_and_end(w, w17, m)?;
+            // Lanes below the code from `a`, lanes from the code on from `b`; then every
+            // content lane (plain, or the code's 2..=5) minus 2, and the code's top six bits.
+            let i = fl | (e << 4);
+            let keep = _mm_loadu_si128(std::ptr::from_ref(&CODE_LANES[i].0).cast::<__m128i>());
+            let high = _mm_loadu_si128(std::ptr::from_ref(&CODE_LANES[i].1).cast::<__m128i>());
+            let c = _mm_or_si128(_mm_and_si128(keep, a), _mm_andnot_si128(keep, b));
+            let c = _mm_or_si128(_mm_sub_epi8(c, _mm_set1_epi8(2)), high);
+            let mut out = [0u8; 16];
+            _mm_storeu_si128(out.as_mut_ptr().cast::<__m128i>(), c);
+            Some((out, n, t + 1))
+        }
+    }
+
+    /// From the special-lane mask `m` of the 17 encoded bytes `w17` at the cursor (`w`: the
+    /// key from the cursor on): the first special lane masked to 0..16 (`fl`), whether it is a
+    /// code (`e`, 0 or 1), the content length and the terminator's lane. `None` when the string
+    /// is not one of at most 16 bytes with at most one valid code. Every choice is made with
+    /// masks, not branches: whether there is a code is random.
+    #[inline(always)]
+    fn code_and_end(
+        &self,
+        w: &[u8],
+        w17: &[u8; 17],
+        m: u32,
+    ) -> Option<(usize, usize, usize, usize)> {
+        // The first special byte: the terminator, or the `fe` of a code (then f < 16).
         let f = m.trailing_zeros() as usize; // ≤ 17
         let fl = f & 15;
         let esc = (f < 16) & (w17[fl] ^ self.mask == STR_HIGH);
@@ -106,6 +150,27 @@ impl Reader<'_> {
         if (term != STR_END) | (n > 16) | bad_code {
             return None;
         }
+        Some((fl, e, n, t))
+    }
+
+    /// [`Reader::one_code16`] with `u128` arithmetic: the code on targets without SSE2, and a
+    /// second form the tests check the first against.
+    #[cfg_attr(all(target_arch = "x86_64", target_feature = "sse2"), allow(dead_code))]
+    #[inline(always)]
+    pub(crate) fn one_code16_portable(&self) -> Option<([u8; 16], usize, usize)> {
+        let w = self.bytes.get(self.pos..)?;
+        let w17: &[u8; 17] = w.get(..17)?.try_into().ok()?;
+        let mut a = [0u8; 16];
+        a.copy_from_slice(&w17[..16]);
+        let mut b = [0u8; 16];
+        b.copy_from_slice(&w17[1..]);
+        let mask = u128::from_ne_bytes([self.mask; 16]);
+        // Encoded bytes 0..16 and 1..17, direction removed.
+        let a = u128::from_le_bytes(a) ^ mask;
+        let b = u128::from_le_bytes(b) ^ mask;
+        // Special lanes 0..=16, and lane 17 as a stop (its byte is checked below).
+        let m = special_lanes_portable(a) | (special_lanes_portable(b) << 1) | (1 << 17);
+        let (fl, e, n, t) = self.code_and_end(w, w17, m)?;
         // Lanes below the code from `a`, lanes from the code on from `b` (shifted down by the
         // code's first byte). Every content lane is ≥ 2 (plain, or the code's 2..=5), so the
         // unshift borrows only above the content.
@@ -113,7 +178,14 @@ impl Reader<'_> {
         let c = (a & keep) | (b & !keep);
         // The code's lane holds 0..=3 now; 0xfc..=0xff is that with the top six bits set.
         let c = c.wrapping_sub(SHIFTS128);
-        Some((c | high, n, t + 1))
+        Some(((c | high).to_le_bytes(), n, t + 1))
+    }
+
+    /// [`Reader::one_code16_portable`] where SSE2 is not available.
+    #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
+    #[inline(always)]
+    pub(crate) fn one_code16(&self) -> Option<([u8; 16], usize, usize)> {
+        self.one_code16_portable()
     }
 }
 
@@ -149,14 +221,21 @@ mod tests {
         let mut r = Reader::new(bytes);
         r.mask = mask;
         r.pos = 1;
-        let Some((c, n, l)) = r.one_code16() else {
+        let got = r.one_code16();
+        let portable = r.one_code16_portable();
+        assert_eq!(
+            got.map(|(c, n, l)| (c[..n].to_vec(), n, l)),
+            portable.map(|(c, n, l)| (c[..n].to_vec(), n, l)),
+            "{bytes:02x?} ({mask:02x})"
+        );
+        let Some((c, n, l)) = got else {
             return false;
         };
         assert_eq!(r.pos, 1, "the cursor does not move");
         let want = r
             .escaped_vec()
             .unwrap_or_else(|e| panic!("one_code16 accepted {bytes:02x?} ({mask:02x}): {e}"));
-        assert_eq!(&c.to_le_bytes()[..n], &want.0[..], "{bytes:02x?}");
+        assert_eq!(&c[..n], &want.0[..], "{bytes:02x?}");
         assert_eq!(1 + l, r.pos, "{bytes:02x?}");
         true
     }

@@ -602,9 +602,8 @@ impl<'de, L: Level> de::Deserializer<'de> for De<'_, 'de, L> {
             TAG_UUID | TAG_UUID_HI if L::L >= 1 => return self.deserialize_any(visitor),
             _ => return Err(self.d.wrong_tag("bytes", tag)),
         }
-        if let Some((c, n, len)) = self.d.r.one_code16() {
+        if let Some((a, n, len)) = self.d.r.one_code16() {
             // A UUID (with or without one byte ≥ 0xfc): no branch on the code, no loop.
-            let a = c.to_le_bytes();
             self.d.r.pos += len;
             self.end_element();
             return visitor.visit_bytes(&a[..n]);
