@@ -541,6 +541,16 @@ impl Reader<'_> {
     /// (false when unknown); moves past its terminator.
     #[inline]
     pub(crate) fn escaped_vec(&mut self) -> Result<(Vec<u8>, bool), DecodeError> {
+        #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+        if let Some((c, n, ascii)) = self.plain16_v() {
+            // A short text followed by more elements: one 16-byte store into a buffer malloc
+            // would round up to at least 24 anyway.
+            let mut out = Vec::with_capacity(16);
+            out.extend_from_slice(&c);
+            out.truncate(n);
+            self.pos += n + 1;
+            return Ok((out, ascii));
+        }
         if let Some((c, n)) = self.plain16() {
             // One 16-byte store into a buffer malloc would round up to at least 24 anyway.
             let mut out = Vec::with_capacity(16);

@@ -181,6 +181,45 @@ impl Reader<'_> {
         Some(((c | high).to_le_bytes(), n, t + 1))
     }
 
+    /// A string of at most 16 plain bytes at the cursor, where the key holds at least 16 bytes
+    /// from the cursor (a short text followed by more elements): its content in the first lanes
+    /// of 16 bytes (garbage past it), its length, and whether it is all ASCII. One 16-byte load,
+    /// a special-lane mask, and a per-lane unshift whose top bits are the non-ASCII lanes. The
+    /// cursor does not move. `None` for anything else (longer, escaped, malformed, fewer than
+    /// 16 bytes left), which [`Reader::escaped_vec`]'s other paths then decode or report.
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+    #[inline(always)]
+    pub(crate) fn plain16_v(&self) -> Option<([u8; 16], usize, bool)> {
+        use std::arch::x86_64::{
+            __m128i, _mm_loadu_si128, _mm_movemask_epi8, _mm_set1_epi8, _mm_storeu_si128,
+            _mm_sub_epi8, _mm_xor_si128,
+        };
+        let w = self.bytes.get(self.pos..)?;
+        let w16: &[u8; 16] = w.get(..16)?.try_into().ok()?;
+        // SAFETY: SSE2 is enabled (the `cfg` above; part of the x86-64 baseline). The unaligned
+        // load reads the 16 bytes of `w16`; the store writes the 16 bytes of `out`. Tested by
+        // `plain16_v_agrees_with_escaped`.
+        unsafe {
+            let a = _mm_xor_si128(
+                _mm_loadu_si128(w16.as_ptr().cast::<__m128i>()),
+                _mm_set1_epi8(self.mask as i8),
+            );
+            // The first special lane; 16 when all 16 are plain (then the terminator must be the
+            // next byte).
+            let n = (special_lanes_v(a) | (1 << 16)).trailing_zeros() as usize;
+            if *w.get(n)? ^ self.mask != STR_END {
+                return None;
+            }
+            // Content lanes are 02..=fd: minus 2 they are 00..=fb, non-ASCII exactly when the
+            // top bit is set.
+            let c = _mm_sub_epi8(a, _mm_set1_epi8(2));
+            let high = _mm_movemask_epi8(c) as u32 & ((1u32 << n) - 1);
+            let mut out = [0u8; 16];
+            _mm_storeu_si128(out.as_mut_ptr().cast::<__m128i>(), c);
+            Some((out, n, high == 0))
+        }
+    }
+
     /// [`Reader::one_code16_portable`] where SSE2 is not available.
     #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
     #[inline(always)]
@@ -238,6 +277,68 @@ mod tests {
         assert_eq!(&c[..n], &want.0[..], "{bytes:02x?}");
         assert_eq!(1 + l, r.pos, "{bytes:02x?}");
         true
+    }
+
+    /// `plain16_v` accepts exactly the strings of at most 16 bytes below 0xfc (where 16 key
+    /// bytes are there to read and the terminator is in the key), and agrees with the general
+    /// decoder on everything it accepts, ASCII flag included: intact, cut off, and with any
+    /// byte replaced by a special or plain value; ascending and descending.
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+    #[test]
+    fn plain16_v_agrees_with_escaped() {
+        fn agrees16(bytes: &[u8], mask: u8) -> bool {
+            let mut r = Reader::new(bytes);
+            r.mask = mask;
+            r.pos = 1;
+            let Some((c, n, ascii)) = r.plain16_v() else {
+                return false;
+            };
+            // The general decoder, which does not use `plain16_v` (`escaped_vec` does).
+            let mut want = Vec::new();
+            r.escaped_into(&mut want)
+                .unwrap_or_else(|e| panic!("plain16_v accepted {bytes:02x?} ({mask:02x}): {e}"));
+            assert_eq!(&c[..n], &want[..], "{bytes:02x?}");
+            assert_eq!(ascii, want.is_ascii(), "{bytes:02x?}");
+            assert_eq!(1 + n + 1, r.pos, "{bytes:02x?}");
+            true
+        }
+        for len in 0..=20usize {
+            for (k, first) in [0x41u8, 0x00, 0x7f, 0x80, 0xc3, 0xfb, 0xfc]
+                .into_iter()
+                .enumerate()
+            {
+                let mut s: Vec<u8> = (0..len).map(|i| 0x61 + (i % 26) as u8).collect();
+                if len > 0 {
+                    s[(k * 5) % len] = first;
+                }
+                let mut enc = vec![0x33];
+                put_escaped(&mut enc, &s);
+                for tail in [0usize, 1, 8, 16] {
+                    let mut full = enc.clone();
+                    full.extend((0..tail).map(|i| 0x44 + i as u8));
+                    for mask in [0u8, 0xff] {
+                        let bytes: Vec<u8> = full.iter().map(|b| b ^ mask).collect();
+                        let expect = len <= 16 && s.iter().all(|&b| b < 0xfc) && bytes.len() >= 17;
+                        assert_eq!(
+                            agrees16(&bytes, mask),
+                            expect,
+                            "{s:02x?} tail {tail} {mask:02x}"
+                        );
+                        for cut in 1..bytes.len() {
+                            agrees16(&bytes[..cut], mask);
+                        }
+                        for at in 1..bytes.len() {
+                            for v in [0x00u8, 0x01, 0x02, 0x05, 0x06, 0x80, 0x82, 0xfd, 0xfe, 0xff]
+                            {
+                                let mut bad = bytes.clone();
+                                bad[at] = v ^ mask;
+                                agrees16(&bad, mask);
+                            }
+                        }
+                    }
+                }
+            }
+        }
     }
 
     /// `one_code16` accepts exactly the strings of at most 16 bytes with at most one byte
