@@ -1,5 +1,5 @@
-//! Decoding a string of at most 16 content bytes with at most one two-byte code, with no
-//! branch on whether or where the code is.
+//! Strings of at most 16 content bytes with at most one two-byte code, decoded (and, for
+//! exactly 16 bytes, encoded) with no branch on whether or where the code is.
 //!
 //! A random UUID has no byte `≥ 0xfc` 78% of the time and exactly one 20% of the time. Taking
 //! a separate path for the escaped ones is a branch the predictor gets wrong about once in five
@@ -70,6 +70,72 @@ const fn code_lanes() -> [(u128, u128); 32] {
         l += 1;
     }
     t
+}
+
+/// The element `tag`, 16 content bytes `c` (little-endian lanes) with exactly one byte
+/// `≥ 0xfc`, and the terminator: 19 bytes, in the first lanes of the result (garbage after
+/// them). `None` when no byte or more than one is `≥ 0xfc`. Built in SSE2 registers: `A` is
+/// the tag and the shifted content, `B` the shifted content with the code's second byte in
+/// the byte's lane, two lanes further on; the output takes `A` up to the byte's lane, then
+/// `fe`, then `B`.
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+#[inline(always)]
+pub(super) fn one_code16_element(tag: u8, c: u128) -> Option<[u8; 32]> {
+    use std::arch::x86_64::{
+        __m128i, _mm_add_epi8, _mm_and_si128, _mm_andnot_si128, _mm_cmpeq_epi8, _mm_cmpgt_epi8,
+        _mm_cmplt_epi8, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8, _mm_set_epi64x,
+        _mm_setr_epi8, _mm_slli_si128, _mm_srli_si128, _mm_storeu_si128,
+    };
+    // SAFETY: SSE2 is enabled (the `cfg` above; part of the x86-64 baseline). The only
+    // pointers are those of the two stores, which write bytes 0..16 and 16..32 of `out` (32
+    // bytes; `_mm_storeu` needs no alignment). Tested by
+    // `put_string_is_tag_then_put_escaped` (every value at every position of a 16-byte string,
+    // and every set of up to three codes) and `one_code16_element_is_put_escaped`.
+    unsafe {
+        let x = _mm_set_epi64x((c >> 64) as i64, c as i64);
+        // Bytes ≥ 0xfc: b + 0x84 lands on 0x80..=0x83 (signed −128..=−125), others above.
+        let big = _mm_cmplt_epi8(
+            _mm_add_epi8(x, _mm_set1_epi8(0x84u8 as i8)),
+            _mm_set1_epi8(0x84u8 as i8),
+        );
+        let m = _mm_movemask_epi8(big) as u32;
+        if m == 0 || m & (m - 1) != 0 {
+            return None;
+        }
+        let l = m.trailing_zeros() as i8; // 0..=15
+        let lane = _mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+        // Content + 2 in every lane; in the byte's lane b + 2 + 4 = b − 0xfa, its code's
+        // second byte (`big` is that lane only).
+        let v = _mm_add_epi8(x, _mm_set1_epi8(2));
+        let v2 = _mm_add_epi8(v, _mm_and_si128(big, _mm_set1_epi8(4)));
+        // Output positions 0..16 and 16..32.
+        let a_lo = _mm_or_si128(
+            _mm_slli_si128::<1>(v),
+            _mm_setr_epi8(tag as i8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0),
+        );
+        let b_lo = _mm_slli_si128::<2>(v2);
+        let b_hi = _mm_srli_si128::<14>(v2);
+        // Position p takes A for p ≤ l, fe at p = l + 1, B after.
+        let l1 = _mm_set1_epi8(l + 1);
+        let take_a = _mm_cmpgt_epi8(l1, lane);
+        let fe_lo = _mm_cmpeq_epi8(lane, l1);
+        let fe_hi = _mm_cmpeq_epi8(_mm_add_epi8(lane, _mm_set1_epi8(16)), l1);
+        let high = _mm_set1_epi8(STR_HIGH as i8);
+        let lo = _mm_or_si128(
+            _mm_or_si128(_mm_and_si128(take_a, a_lo), _mm_and_si128(fe_lo, high)),
+            _mm_andnot_si128(_mm_or_si128(take_a, fe_lo), b_lo),
+        );
+        // Positions 16 and 17 from B (or fe), then the terminator at 18.
+        let end = _mm_setr_epi8(0, 0, STR_END as i8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+        let hi = _mm_or_si128(
+            _mm_or_si128(_mm_and_si128(fe_hi, high), _mm_andnot_si128(fe_hi, b_hi)),
+            end,
+        );
+        let mut out = [0u8; 32];
+        _mm_storeu_si128(out.as_mut_ptr().cast::<__m128i>(), lo);
+        _mm_storeu_si128(out.as_mut_ptr().add(16).cast::<__m128i>(), hi);
+        Some(out)
+    }
 }
 
 impl Reader<'_> {
@@ -379,6 +445,35 @@ mod tests {
                             }
                         }
                     }
+                }
+            }
+        }
+    }
+
+    /// `one_code16_element` writes exactly what `put_escaped` writes after the tag, for every
+    /// 16-byte string with one byte ≥ 0xfc (every value, every lane, among backgrounds of
+    /// every kind), and refuses strings with none or more than one.
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+    #[test]
+    fn one_code16_element_is_put_escaped() {
+        for fill in [0x00u8, 0x01, 0x02, 0x7f, 0x80, 0xf9, 0xfa, 0xfb] {
+            for l in 0..16 {
+                for b in 0..=255u8 {
+                    let mut s: Vec<u8> = (0..16)
+                        .map(|i| fill.wrapping_add(i as u8 * 3) % 0xfc)
+                        .collect();
+                    s[l] = b;
+                    let c = u128::from_le_bytes(s.clone().try_into().unwrap());
+                    let got = one_code16_element(0x42, c);
+                    let codes = s.iter().filter(|&&x| x >= 0xfc).count();
+                    if codes != 1 {
+                        assert!(got.is_none(), "{s:02x?}");
+                        continue;
+                    }
+                    let mut want = vec![0x42];
+                    put_escaped(&mut want, &s);
+                    assert_eq!(want.len(), 19);
+                    assert_eq!(&got.expect("one code")[..19], &want[..], "{s:02x?}");
                 }
             }
         }
