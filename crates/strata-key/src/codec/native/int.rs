@@ -119,15 +119,15 @@ struct FastTag {
     /// The payload's lanes in an 8-byte big-endian load shifted right by `shift`: the low
     /// `8 p` bits (0 for p = 0).
     lanes: u64,
-    /// `lanes` for a negative tag (its payload is complemented), else 0.
-    invert: u64,
     /// `64 − 8 p` for p ≥ 1, 0 for p = 0 (then `lanes` is 0).
     shift: u8,
     /// Payload bytes (0 to 8).
     p: u8,
     /// 2 when there is a payload, else 0: a last digit below this (after adding 1) is invalid.
     check: u8,
-    neg: bool,
+    /// `u64::MAX` for a negative tag (the value is the complement of the magnitude), else 0:
+    /// the low word's xor and the high word of the `i128`.
+    neg: u64,
     /// False for the tags that need the `u128` path (and for non-integer tags).
     fast: bool,
 }
@@ -138,11 +138,10 @@ const fn fast_tags() -> [FastTag; 256] {
     let none = FastTag {
         base: 0,
         lanes: 0,
-        invert: 0,
         shift: 0,
         p: 0,
         check: 0,
-        neg: false,
+        neg: 0,
         fast: false,
     };
     let mut t = [none; 256];
@@ -168,11 +167,10 @@ const fn fast_tags() -> [FastTag; 256] {
             t[tag] = FastTag {
                 base: if p == 0 { base } else { base.wrapping_sub(1) },
                 lanes,
-                invert: if neg { lanes } else { 0 },
                 shift: if p == 0 { 0 } else { 64 - 8 * p },
                 p,
                 check: if p == 0 { 0 } else { 2 },
-                neg,
+                neg: if neg { u64::MAX } else { 0 },
                 fast: true,
             };
         }
@@ -446,16 +444,22 @@ impl Reader<'_> {
             };
             // 0x00 or 0xff in every byte (sign extension).
             let mask = mask as i8 as u64;
-            let payload = (raw ^ mask ^ f.invert) & f.lanes;
+            // A negative tag's payload is complemented too (only its lanes are kept).
+            let payload = (raw ^ mask ^ f.neg) & f.lanes;
             let last = payload as u8;
             // The last payload byte is never 0x00 or 0xff (no payload: `check` is 0).
             if last.wrapping_add(1) < f.check {
                 return Err(self.bad_last(pos + p - 1, last));
             }
             self.pos = pos + p;
-            // m = base + quotient × 254 + (last − 1); p = 0: payload and last are 0.
-            let m = f.base.wrapping_add((payload >> 8) * 254 + u64::from(last));
-            return Ok(if f.neg { !(m as i128) } else { m as i128 });
+            // m = base + quotient × 254 + (last − 1), where quotient × 254 + last is the payload
+            // (quotient × 256 + last) minus twice the quotient; p = 0: the payload is 0.
+            let m = f
+                .base
+                .wrapping_add(payload)
+                .wrapping_sub((payload >> 8) << 1);
+            // A negative tag: the complement of m as an i128 (low word !m, high word all ones).
+            return Ok(((u128::from(f.neg) << 64) | u128::from(m ^ f.neg)) as i128);
         }
         self.int_wide_after_tag(tag, at)
     }

@@ -169,6 +169,15 @@ const SHIFTS128: u128 = SHIFTS as u128 * ((1 << 64) + 1);
 /// takes one step per byte `≥ 0xfc` (see [`put_word_escaped`]).
 #[inline(never)]
 fn put_short_escaped(out: &mut Vec<u8>, tag: u8, c: u128, n: usize) {
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+    if n == 16 {
+        // A UUID with exactly one byte ≥ 0xfc (20% of random ids): no loop, no branch on
+        // where the byte is.
+        if let Some(buf) = super::string16::one_code16_element(tag, c) {
+            super::put::put_cut(out, buf, 19);
+            return;
+        }
+    }
     // Built on the stack and appended with one store (one capacity check): at most
     // 1 + 2 × 16 + 1 = 34 bytes, each step writing 16 bytes at an offset below 64.
     let mut buf = [0u8; 72];
@@ -541,6 +550,16 @@ impl Reader<'_> {
     /// (false when unknown); moves past its terminator.
     #[inline]
     pub(crate) fn escaped_vec(&mut self) -> Result<(Vec<u8>, bool), DecodeError> {
+        #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+        if let Some((c, n, ascii)) = self.plain16_v() {
+            // A short text followed by more elements: one 16-byte store into a buffer malloc
+            // would round up to at least 24 anyway.
+            let mut out = Vec::with_capacity(16);
+            out.extend_from_slice(&c);
+            out.truncate(n);
+            self.pos += n + 1;
+            return Ok((out, ascii));
+        }
         if let Some((c, n)) = self.plain16() {
             // One 16-byte store into a buffer malloc would round up to at least 24 anyway.
             let mut out = Vec::with_capacity(16);

@@ -1,5 +1,5 @@
-//! Decoding a string of at most 16 content bytes with at most one two-byte code, with no
-//! branch on whether or where the code is.
+//! Strings of at most 16 content bytes with at most one two-byte code, decoded (and, for
+//! exactly 16 bytes, encoded) with no branch on whether or where the code is.
 //!
 //! A random UUID has no byte `≥ 0xfc` 78% of the time and exactly one 20% of the time. Taking
 //! a separate path for the escaped ones is a branch the predictor gets wrong about once in five
@@ -13,20 +13,17 @@ use super::{Reader, STR_END, STR_HIGH};
 /// `0x02` (the string shift) in every byte of a `u128`.
 const SHIFTS128: u128 = 0x0202_0202_0202_0202_0202_0202_0202_0202;
 
-/// Bit `i` set when byte `i` of `x` (little-endian) is special in an encoded string (`00`,
-/// `01`, `fe` or `ff`), exactly for every lane: one byte add, one signed compare and a move-mask
-/// (SSE2, always present on x86-64).
+/// Bit `i` set when byte `i` of `v` is special in an encoded string (`00`, `01`, `fe` or
+/// `ff`), exactly for every lane: one byte add, one signed compare and a move-mask (SSE2,
+/// always present on x86-64).
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 #[inline(always)]
-fn special_lanes(x: u128) -> u32 {
-    use std::arch::x86_64::{
-        _mm_add_epi8, _mm_cmplt_epi8, _mm_movemask_epi8, _mm_set1_epi8, _mm_set_epi64x,
-    };
+fn special_lanes_v(v: std::arch::x86_64::__m128i) -> u32 {
+    use std::arch::x86_64::{_mm_add_epi8, _mm_cmplt_epi8, _mm_movemask_epi8, _mm_set1_epi8};
     // SAFETY: these intrinsics need SSE2, which this build enables (the `cfg` above; it is part
     // of the x86-64 baseline). They take no pointers. Tested against the byte-by-byte model by
     // `special_lanes_is_exact_per_byte`.
     unsafe {
-        let v = _mm_set_epi64x((x >> 64) as i64, x as i64);
         // b + 0x82 is (b + 2) with its top bit flipped, so "(b + 2) mod 256 < 4" becomes a
         // signed compare: special bytes land on 0x80..=0x83 (−128..=−125), every other byte on
         // 0x84 (−124) or above.
@@ -34,6 +31,14 @@ fn special_lanes(x: u128) -> u32 {
         let special = _mm_cmplt_epi8(z, _mm_set1_epi8(0x84u8 as i8));
         _mm_movemask_epi8(special) as u32
     }
+}
+
+/// [`special_lanes_v`] of the 16 little-endian bytes of `x` (for the tests).
+#[cfg(all(test, target_arch = "x86_64", target_feature = "sse2"))]
+fn special_lanes(x: u128) -> u32 {
+    // SAFETY: SSE2 is enabled (the `cfg` above); the intrinsic takes no pointer.
+    let v = unsafe { std::arch::x86_64::_mm_set_epi64x((x >> 64) as i64, x as i64) };
+    special_lanes_v(v)
 }
 
 /// [`special_lanes`] byte by byte: the model its test checks it against, and the code on
@@ -48,7 +53,7 @@ fn special_lanes_portable(x: u128) -> u32 {
     m
 }
 
-#[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
+#[cfg(all(test, not(all(target_arch = "x86_64", target_feature = "sse2"))))]
 use special_lanes_portable as special_lanes;
 
 /// Per code lane `l` (index `l + 16`; index `l` without a code): the lanes taken from the
@@ -67,29 +72,134 @@ const fn code_lanes() -> [(u128, u128); 32] {
     t
 }
 
+/// The element `tag`, 16 content bytes `c` (little-endian lanes) with exactly one byte
+/// `≥ 0xfc`, and the terminator: 19 bytes, in the first lanes of the result (garbage after
+/// them). `None` when no byte or more than one is `≥ 0xfc`. Built in SSE2 registers: `A` is
+/// the tag and the shifted content, `B` the shifted content with the code's second byte in
+/// the byte's lane, two lanes further on; the output takes `A` up to the byte's lane, then
+/// `fe`, then `B`.
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+#[inline(always)]
+pub(super) fn one_code16_element(tag: u8, c: u128) -> Option<[u8; 32]> {
+    use std::arch::x86_64::{
+        __m128i, _mm_add_epi8, _mm_and_si128, _mm_andnot_si128, _mm_cmpeq_epi8, _mm_cmpgt_epi8,
+        _mm_cmplt_epi8, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8, _mm_set_epi64x,
+        _mm_setr_epi8, _mm_slli_si128, _mm_srli_si128, _mm_storeu_si128,
+    };
+    // SAFETY: SSE2 is enabled (the `cfg` above; part of the x86-64 baseline). The only
+    // pointers are those of the two stores, which write bytes 0..16 and 16..32 of `out` (32
+    // bytes; `_mm_storeu` needs no alignment). Tested by
+    // `put_string_is_tag_then_put_escaped` (every value at every position of a 16-byte string,
+    // and every set of up to three codes) and `one_code16_element_is_put_escaped`.
+    unsafe {
+        let x = _mm_set_epi64x((c >> 64) as i64, c as i64);
+        // Bytes ≥ 0xfc: b + 0x84 lands on 0x80..=0x83 (signed −128..=−125), others above.
+        let big = _mm_cmplt_epi8(
+            _mm_add_epi8(x, _mm_set1_epi8(0x84u8 as i8)),
+            _mm_set1_epi8(0x84u8 as i8),
+        );
+        let m = _mm_movemask_epi8(big) as u32;
+        if m == 0 || m & (m - 1) != 0 {
+            return None;
+        }
+        let l = m.trailing_zeros() as i8; // 0..=15
+        let lane = _mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+        // Content + 2 in every lane; in the byte's lane b + 2 + 4 = b − 0xfa, its code's
+        // second byte (`big` is that lane only).
+        let v = _mm_add_epi8(x, _mm_set1_epi8(2));
+        let v2 = _mm_add_epi8(v, _mm_and_si128(big, _mm_set1_epi8(4)));
+        // Output positions 0..16 and 16..32.
+        let a_lo = _mm_or_si128(
+            _mm_slli_si128::<1>(v),
+            _mm_setr_epi8(tag as i8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0),
+        );
+        let b_lo = _mm_slli_si128::<2>(v2);
+        let b_hi = _mm_srli_si128::<14>(v2);
+        // Position p takes A for p ≤ l, fe at p = l + 1, B after.
+        let l1 = _mm_set1_epi8(l + 1);
+        let take_a = _mm_cmpgt_epi8(l1, lane);
+        let fe_lo = _mm_cmpeq_epi8(lane, l1);
+        let fe_hi = _mm_cmpeq_epi8(_mm_add_epi8(lane, _mm_set1_epi8(16)), l1);
+        let high = _mm_set1_epi8(STR_HIGH as i8);
+        let lo = _mm_or_si128(
+            _mm_or_si128(_mm_and_si128(take_a, a_lo), _mm_and_si128(fe_lo, high)),
+            _mm_andnot_si128(_mm_or_si128(take_a, fe_lo), b_lo),
+        );
+        // Positions 16 and 17 from B (or fe), then the terminator at 18.
+        let end = _mm_setr_epi8(0, 0, STR_END as i8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+        let hi = _mm_or_si128(
+            _mm_or_si128(_mm_and_si128(fe_hi, high), _mm_andnot_si128(fe_hi, b_hi)),
+            end,
+        );
+        let mut out = [0u8; 32];
+        _mm_storeu_si128(out.as_mut_ptr().cast::<__m128i>(), lo);
+        _mm_storeu_si128(out.as_mut_ptr().add(16).cast::<__m128i>(), hi);
+        Some(out)
+    }
+}
+
 impl Reader<'_> {
     /// A string of at most 16 content bytes with at most one two-byte code at the cursor,
     /// where the key holds at least 17 bytes from the cursor (a UUID that is not the last
-    /// element, or one that is: its 16 bytes and terminator): its content in the low lanes of a
-    /// `u128` (the lanes past it are garbage), its length, and the encoded length including the
-    /// terminator. The cursor does not move. `None` for anything else (longer, two codes,
+    /// element, or one that is: its 16 bytes and terminator): its content in the first lanes of
+    /// 16 bytes (the lanes past it are garbage), its length, and the encoded length including
+    /// the terminator. The cursor does not move. `None` for anything else (longer, two codes,
     /// malformed, fewer than 17 bytes left), which the general paths then decode or report.
+    ///
+    /// On x86-64 the bytes stay in SSE2 registers from the load to the store (no `u128`
+    /// halves in general registers, and the unshift is a per-lane subtract); elsewhere this is
+    /// [`Reader::one_code16_portable`]. Both are checked against the general decoder by
+    /// `one_code16_agrees_with_escaped`.
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
     #[inline(always)]
-    pub(crate) fn one_code16(&self) -> Option<(u128, usize, usize)> {
+    pub(crate) fn one_code16(&self) -> Option<([u8; 16], usize, usize)> {
+        use std::arch::x86_64::{
+            __m128i, _mm_and_si128, _mm_andnot_si128, _mm_loadu_si128, _mm_or_si128, _mm_set1_epi8,
+            _mm_storeu_si128, _mm_sub_epi8, _mm_xor_si128,
+        };
         let w = self.bytes.get(self.pos..)?;
         let w17: &[u8; 17] = w.get(..17)?.try_into().ok()?;
-        let mut a = [0u8; 16];
-        a.copy_from_slice(&w17[..16]);
-        let mut b = [0u8; 16];
-        b.copy_from_slice(&w17[1..]);
-        let mask = u128::from_ne_bytes([self.mask; 16]);
-        // Encoded bytes 0..16 and 1..17, direction removed.
-        let a = u128::from_le_bytes(a) ^ mask;
-        let b = u128::from_le_bytes(b) ^ mask;
-        // Special lanes 0..=16, and lane 17 as a stop (its byte is checked below).
-        let m = special_lanes(a) | (special_lanes(b) << 1) | (1 << 17);
-        // The first special byte: the terminator, or the `fe` of a code (then f < 16). Every
-        // choice below is made with masks, not branches: whether there is a code is random.
+        // SAFETY: SSE2 is enabled (the `cfg` above; part of the x86-64 baseline). The two
+        // unaligned loads read bytes 0..16 and 1..17 of `w17`, which holds 17 bytes; the table
+        // loads read one 16-byte `u128` of `CODE_LANES` each (index ≤ 31 < 32: `fl` ≤ 15 and
+        // `e` ≤ 1); the store writes the 16 bytes of `out`. `_mm_loadu`/`_mm_storeu` need no
+        // alignment. Tested by `one_code16_agrees_with_escaped` (against the general decoder
+        // and the portable form).
+        unsafe {
+            let mask = _mm_set1_epi8(self.mask as i8);
+            let p = w17.as_ptr();
+            // Encoded bytes 0..16 and 1..17, direction removed.
+            let a = _mm_xor_si128(_mm_loadu_si128(p.cast::<__m128i>()), mask);
+            let b = _mm_xor_si128(_mm_loadu_si128(p.add(1).cast::<__m128i>()), mask);
+            // Special lanes 0..=16, and lane 17 as a stop (its byte is checked below).
+            let m = special_lanes_v(a) | (special_lanes_v(b) << 1) | (1 << 17);
+            let (fl, e, n, t) = self.code_and_end(w, w17, m)?;
+            // Lanes below the code from `a`, lanes from the code on from `b`; then every
+            // content lane (plain, or the code's 2..=5) minus 2, and the code's top six bits.
+            let i = fl | (e << 4);
+            let keep = _mm_loadu_si128(std::ptr::from_ref(&CODE_LANES[i].0).cast::<__m128i>());
+            let high = _mm_loadu_si128(std::ptr::from_ref(&CODE_LANES[i].1).cast::<__m128i>());
+            let c = _mm_or_si128(_mm_and_si128(keep, a), _mm_andnot_si128(keep, b));
+            let c = _mm_or_si128(_mm_sub_epi8(c, _mm_set1_epi8(2)), high);
+            let mut out = [0u8; 16];
+            _mm_storeu_si128(out.as_mut_ptr().cast::<__m128i>(), c);
+            Some((out, n, t + 1))
+        }
+    }
+
+    /// From the special-lane mask `m` of the 17 encoded bytes `w17` at the cursor (`w`: the
+    /// key from the cursor on): the first special lane masked to 0..16 (`fl`), whether it is a
+    /// code (`e`, 0 or 1), the content length and the terminator's lane. `None` when the string
+    /// is not one of at most 16 bytes with at most one valid code. Every choice is made with
+    /// masks, not branches: whether there is a code is random.
+    #[inline(always)]
+    fn code_and_end(
+        &self,
+        w: &[u8],
+        w17: &[u8; 17],
+        m: u32,
+    ) -> Option<(usize, usize, usize, usize)> {
+        // The first special byte: the terminator, or the `fe` of a code (then f < 16).
         let f = m.trailing_zeros() as usize; // ≤ 17
         let fl = f & 15;
         let esc = (f < 16) & (w17[fl] ^ self.mask == STR_HIGH);
@@ -106,6 +216,27 @@ impl Reader<'_> {
         if (term != STR_END) | (n > 16) | bad_code {
             return None;
         }
+        Some((fl, e, n, t))
+    }
+
+    /// [`Reader::one_code16`] with `u128` arithmetic: the code on targets without SSE2, and a
+    /// second form the tests check the first against.
+    #[cfg_attr(all(target_arch = "x86_64", target_feature = "sse2"), allow(dead_code))]
+    #[inline(always)]
+    pub(crate) fn one_code16_portable(&self) -> Option<([u8; 16], usize, usize)> {
+        let w = self.bytes.get(self.pos..)?;
+        let w17: &[u8; 17] = w.get(..17)?.try_into().ok()?;
+        let mut a = [0u8; 16];
+        a.copy_from_slice(&w17[..16]);
+        let mut b = [0u8; 16];
+        b.copy_from_slice(&w17[1..]);
+        let mask = u128::from_ne_bytes([self.mask; 16]);
+        // Encoded bytes 0..16 and 1..17, direction removed.
+        let a = u128::from_le_bytes(a) ^ mask;
+        let b = u128::from_le_bytes(b) ^ mask;
+        // Special lanes 0..=16, and lane 17 as a stop (its byte is checked below).
+        let m = special_lanes_portable(a) | (special_lanes_portable(b) << 1) | (1 << 17);
+        let (fl, e, n, t) = self.code_and_end(w, w17, m)?;
         // Lanes below the code from `a`, lanes from the code on from `b` (shifted down by the
         // code's first byte). Every content lane is ≥ 2 (plain, or the code's 2..=5), so the
         // unshift borrows only above the content.
@@ -113,7 +244,53 @@ impl Reader<'_> {
         let c = (a & keep) | (b & !keep);
         // The code's lane holds 0..=3 now; 0xfc..=0xff is that with the top six bits set.
         let c = c.wrapping_sub(SHIFTS128);
-        Some((c | high, n, t + 1))
+        Some(((c | high).to_le_bytes(), n, t + 1))
+    }
+
+    /// A string of at most 16 plain bytes at the cursor, where the key holds at least 16 bytes
+    /// from the cursor (a short text followed by more elements): its content in the first lanes
+    /// of 16 bytes (garbage past it), its length, and whether it is all ASCII. One 16-byte load,
+    /// a special-lane mask, and a per-lane unshift whose top bits are the non-ASCII lanes. The
+    /// cursor does not move. `None` for anything else (longer, escaped, malformed, fewer than
+    /// 16 bytes left), which [`Reader::escaped_vec`]'s other paths then decode or report.
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+    #[inline(always)]
+    pub(crate) fn plain16_v(&self) -> Option<([u8; 16], usize, bool)> {
+        use std::arch::x86_64::{
+            __m128i, _mm_loadu_si128, _mm_movemask_epi8, _mm_set1_epi8, _mm_storeu_si128,
+            _mm_sub_epi8, _mm_xor_si128,
+        };
+        let w = self.bytes.get(self.pos..)?;
+        let w16: &[u8; 16] = w.get(..16)?.try_into().ok()?;
+        // SAFETY: SSE2 is enabled (the `cfg` above; part of the x86-64 baseline). The unaligned
+        // load reads the 16 bytes of `w16`; the store writes the 16 bytes of `out`. Tested by
+        // `plain16_v_agrees_with_escaped`.
+        unsafe {
+            let a = _mm_xor_si128(
+                _mm_loadu_si128(w16.as_ptr().cast::<__m128i>()),
+                _mm_set1_epi8(self.mask as i8),
+            );
+            // The first special lane; 16 when all 16 are plain (then the terminator must be the
+            // next byte).
+            let n = (special_lanes_v(a) | (1 << 16)).trailing_zeros() as usize;
+            if *w.get(n)? ^ self.mask != STR_END {
+                return None;
+            }
+            // Content lanes are 02..=fd: minus 2 they are 00..=fb, non-ASCII exactly when the
+            // top bit is set.
+            let c = _mm_sub_epi8(a, _mm_set1_epi8(2));
+            let high = _mm_movemask_epi8(c) as u32 & ((1u32 << n) - 1);
+            let mut out = [0u8; 16];
+            _mm_storeu_si128(out.as_mut_ptr().cast::<__m128i>(), c);
+            Some((out, n, high == 0))
+        }
+    }
+
+    /// [`Reader::one_code16_portable`] where SSE2 is not available.
+    #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
+    #[inline(always)]
+    pub(crate) fn one_code16(&self) -> Option<([u8; 16], usize, usize)> {
+        self.one_code16_portable()
     }
 }
 
@@ -149,16 +326,85 @@ mod tests {
         let mut r = Reader::new(bytes);
         r.mask = mask;
         r.pos = 1;
-        let Some((c, n, l)) = r.one_code16() else {
+        let got = r.one_code16();
+        let portable = r.one_code16_portable();
+        assert_eq!(
+            got.map(|(c, n, l)| (c[..n].to_vec(), n, l)),
+            portable.map(|(c, n, l)| (c[..n].to_vec(), n, l)),
+            "{bytes:02x?} ({mask:02x})"
+        );
+        let Some((c, n, l)) = got else {
             return false;
         };
         assert_eq!(r.pos, 1, "the cursor does not move");
         let want = r
             .escaped_vec()
             .unwrap_or_else(|e| panic!("one_code16 accepted {bytes:02x?} ({mask:02x}): {e}"));
-        assert_eq!(&c.to_le_bytes()[..n], &want.0[..], "{bytes:02x?}");
+        assert_eq!(&c[..n], &want.0[..], "{bytes:02x?}");
         assert_eq!(1 + l, r.pos, "{bytes:02x?}");
         true
+    }
+
+    /// `plain16_v` accepts exactly the strings of at most 16 bytes below 0xfc (where 16 key
+    /// bytes are there to read and the terminator is in the key), and agrees with the general
+    /// decoder on everything it accepts, ASCII flag included: intact, cut off, and with any
+    /// byte replaced by a special or plain value; ascending and descending.
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+    #[test]
+    fn plain16_v_agrees_with_escaped() {
+        fn agrees16(bytes: &[u8], mask: u8) -> bool {
+            let mut r = Reader::new(bytes);
+            r.mask = mask;
+            r.pos = 1;
+            let Some((c, n, ascii)) = r.plain16_v() else {
+                return false;
+            };
+            // The general decoder, which does not use `plain16_v` (`escaped_vec` does).
+            let mut want = Vec::new();
+            r.escaped_into(&mut want)
+                .unwrap_or_else(|e| panic!("plain16_v accepted {bytes:02x?} ({mask:02x}): {e}"));
+            assert_eq!(&c[..n], &want[..], "{bytes:02x?}");
+            assert_eq!(ascii, want.is_ascii(), "{bytes:02x?}");
+            assert_eq!(1 + n + 1, r.pos, "{bytes:02x?}");
+            true
+        }
+        for len in 0..=20usize {
+            for (k, first) in [0x41u8, 0x00, 0x7f, 0x80, 0xc3, 0xfb, 0xfc]
+                .into_iter()
+                .enumerate()
+            {
+                let mut s: Vec<u8> = (0..len).map(|i| 0x61 + (i % 26) as u8).collect();
+                if len > 0 {
+                    s[(k * 5) % len] = first;
+                }
+                let mut enc = vec![0x33];
+                put_escaped(&mut enc, &s);
+                for tail in [0usize, 1, 8, 16] {
+                    let mut full = enc.clone();
+                    full.extend((0..tail).map(|i| 0x44 + i as u8));
+                    for mask in [0u8, 0xff] {
+                        let bytes: Vec<u8> = full.iter().map(|b| b ^ mask).collect();
+                        let expect = len <= 16 && s.iter().all(|&b| b < 0xfc) && bytes.len() >= 17;
+                        assert_eq!(
+                            agrees16(&bytes, mask),
+                            expect,
+                            "{s:02x?} tail {tail} {mask:02x}"
+                        );
+                        for cut in 1..bytes.len() {
+                            agrees16(&bytes[..cut], mask);
+                        }
+                        for at in 1..bytes.len() {
+                            for v in [0x00u8, 0x01, 0x02, 0x05, 0x06, 0x80, 0x82, 0xfd, 0xfe, 0xff]
+                            {
+                                let mut bad = bytes.clone();
+                                bad[at] = v ^ mask;
+                                agrees16(&bad, mask);
+                            }
+                        }
+                    }
+                }
+            }
+        }
     }
 
     /// `one_code16` accepts exactly the strings of at most 16 bytes with at most one byte
@@ -199,6 +445,35 @@ mod tests {
                             }
                         }
                     }
+                }
+            }
+        }
+    }
+
+    /// `one_code16_element` writes exactly what `put_escaped` writes after the tag, for every
+    /// 16-byte string with one byte ≥ 0xfc (every value, every lane, among backgrounds of
+    /// every kind), and refuses strings with none or more than one.
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+    #[test]
+    fn one_code16_element_is_put_escaped() {
+        for fill in [0x00u8, 0x01, 0x02, 0x7f, 0x80, 0xf9, 0xfa, 0xfb] {
+            for l in 0..16 {
+                for b in 0..=255u8 {
+                    let mut s: Vec<u8> = (0..16)
+                        .map(|i| fill.wrapping_add(i as u8 * 3) % 0xfc)
+                        .collect();
+                    s[l] = b;
+                    let c = u128::from_le_bytes(s.clone().try_into().unwrap());
+                    let got = one_code16_element(0x42, c);
+                    let codes = s.iter().filter(|&&x| x >= 0xfc).count();
+                    if codes != 1 {
+                        assert!(got.is_none(), "{s:02x?}");
+                        continue;
+                    }
+                    let mut want = vec![0x42];
+                    put_escaped(&mut want, &s);
+                    assert_eq!(want.len(), 19);
+                    assert_eq!(&got.expect("one code")[..19], &want[..], "{s:02x?}");
                 }
             }
         }

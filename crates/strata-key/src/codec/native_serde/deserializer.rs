@@ -593,39 +593,24 @@ impl<'de, L: Level> de::Deserializer<'de> for De<'_, 'de, L> {
         self.deserialize_str(visitor)
     }
 
-    #[inline]
+    /// The common case (a UUID's 16 bytes, with at most one two-byte code, followed by at
+    /// least its terminator) is inlined into the caller; every other string and every error
+    /// takes [`De::bytes_general`].
+    #[inline(always)]
     fn deserialize_bytes<V: Visitor<'de>>(mut self, visitor: V) -> Result<V::Value> {
         let tag = self.begin_element()?;
-        match tag {
-            TAG_BYTES => self.d.r.pos += 1,
-            // A UUID element reads as its 16 bytes.
-            TAG_UUID | TAG_UUID_HI if L::L >= 1 => return self.deserialize_any(visitor),
-            _ => return Err(self.d.wrong_tag("bytes", tag)),
+        if tag == TAG_BYTES {
+            self.d.r.pos += 1;
+            if let Some((a, n, len)) = self.d.r.one_code16() {
+                // A UUID (with or without one byte ≥ 0xfc): no branch on the code, no loop.
+                self.d.r.pos += len;
+                self.end_element();
+                return visitor.visit_bytes(&a[..n]);
+            }
+            // Back on the tag for the general path.
+            self.d.r.pos -= 1;
         }
-        if let Some((c, n, len)) = self.d.r.one_code16() {
-            // A UUID (with or without one byte ≥ 0xfc): no branch on the code, no loop.
-            let a = c.to_le_bytes();
-            self.d.r.pos += len;
-            self.end_element();
-            return visitor.visit_bytes(&a[..n]);
-        }
-        if let Some((c, n, len)) = self.d.r.short16() {
-            // At most 16 bytes with two-byte codes, or at the end of a short key.
-            let a = c.to_le_bytes();
-            self.d.r.pos += len;
-            self.end_element();
-            return visitor.visit_bytes(&a[..n]);
-        }
-        // Short (a hash, escaped bytes): decoded on the stack, no allocation.
-        let mut a = [0u8; SHORT_BUF];
-        if let Some(n) = self.d.r.unescape_short(&mut a)? {
-            self.end_element();
-            return visitor.visit_bytes(&a[..n]);
-        }
-        let mut buf = Vec::new();
-        self.d.r.escaped_into(&mut buf)?;
-        self.end_element();
-        visitor.visit_byte_buf(buf)
+        self.bytes_general(tag, visitor)
     }
 
     #[inline]
@@ -767,6 +752,38 @@ impl<'de, L: Level> de::Deserializer<'de> for De<'_, 'de, L> {
 }
 
 impl<'de, L: Level> De<'_, 'de, L> {
+    /// [`de::Deserializer::deserialize_bytes`] for an element of tag `tag` at the cursor
+    /// (not yet consumed) that is not a short UUID-like string: a UUID element, other bytes,
+    /// or an error.
+    #[inline(never)]
+    fn bytes_general<V: Visitor<'de>>(mut self, tag: u8, visitor: V) -> Result<V::Value> {
+        match tag {
+            TAG_BYTES => self.d.r.pos += 1,
+            // A UUID element reads as its 16 bytes.
+            TAG_UUID | TAG_UUID_HI if L::L >= 1 => {
+                return de::Deserializer::deserialize_any(self, visitor)
+            }
+            _ => return Err(self.d.wrong_tag("bytes", tag)),
+        }
+        if let Some((c, n, len)) = self.d.r.short16() {
+            // At most 16 bytes with two-byte codes, or at the end of a short key.
+            let a = c.to_le_bytes();
+            self.d.r.pos += len;
+            self.end_element();
+            return visitor.visit_bytes(&a[..n]);
+        }
+        // Short (a hash, escaped bytes): decoded on the stack, no allocation.
+        let mut a = [0u8; SHORT_BUF];
+        if let Some(n) = self.d.r.unescape_short(&mut a)? {
+            self.end_element();
+            return visitor.visit_bytes(&a[..n]);
+        }
+        let mut buf = Vec::new();
+        self.d.r.escaped_into(&mut buf)?;
+        self.end_element();
+        visitor.visit_byte_buf(buf)
+    }
+
     /// NULL tags: nulls-last only at the top level (inside tuples NULL always sorts first).
     #[inline]
     fn is_null_tag(&self, tag: u8) -> bool {
