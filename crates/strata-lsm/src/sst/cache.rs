@@ -36,22 +36,33 @@ impl Hasher for KeyHasher {
 }
 
 /// A cached block with its CLOCK reference bit, held in the map itself: a hit touches the
-/// map's bucket and the block, nothing in between. A block that a point read asked for also
-/// keeps its [`PointIndex`] (`None`: not built yet; `Some(None)`: the block has none).
+/// map's bucket and the block, nothing in between. A block that point reads ask for again
+/// also keeps its [`PointIndex`].
 struct Entry {
     block: Arc<Vec<u8>>,
     referenced: bool,
-    point: Option<Option<PointIndex>>,
+    point: Point,
+}
+
+/// The point-read state of a cached block.
+#[derive(Clone)]
+enum Point {
+    /// No point read has found the block in the cache yet.
+    Unread,
+    /// One point read found it (and searched the block itself): the next one builds the index.
+    Once,
+    /// The block's point index (`None`: the block has none).
+    Built(Option<PointIndex>),
 }
 
 impl Entry {
     /// Bytes charged: the block and its point index.
     fn size(&self) -> usize {
-        self.block.len()
-            + self
-                .point
-                .as_ref()
-                .map_or(0, |p| p.as_ref().map_or(0, PointIndex::bytes))
+        let point = match &self.point {
+            Point::Built(Some(p)) => p.bytes(),
+            _ => 0,
+        };
+        self.block.len() + point
     }
 }
 
@@ -123,20 +134,27 @@ impl BlockCache {
         Some(Arc::clone(&e.block))
     }
 
-    /// The cached block with its point index, built (and charged) on the block's first
-    /// point read.
+    /// The cached block with its point index, built (and charged) on the second point read
+    /// that finds the block here: a block that is read once while it is cached (most blocks
+    /// when the data is much larger than the cache) is searched without building an index
+    /// that would cost ~8 block searches and never be used.
     pub fn get_point(&self, file: u64, off: u64) -> Option<(Arc<Vec<u8>>, Option<PointIndex>)> {
         let key = (file, off);
         let mut s = self.shard(key);
         let e = s.map.get_mut(&key)?;
         e.referenced = true;
-        if let Some(p) = &e.point {
-            return Some((Arc::clone(&e.block), p.clone()));
+        match &e.point {
+            Point::Built(p) => return Some((Arc::clone(&e.block), p.clone())),
+            Point::Unread => {
+                e.point = Point::Once;
+                return Some((Arc::clone(&e.block), None));
+            }
+            Point::Once => {}
         }
         let p = Block::new(Arc::clone(&e.block))
             .ok()
             .and_then(|b| PointIndex::build(&b));
-        e.point = Some(p.clone());
+        e.point = Point::Built(p.clone());
         let out = (Arc::clone(&e.block), p);
         let added = out.1.as_ref().map_or(0, PointIndex::bytes);
         s.bytes += added;
@@ -165,7 +183,7 @@ impl BlockCache {
             Entry {
                 block,
                 referenced: false,
-                point: None,
+                point: Point::Unread,
             },
         );
         s.bytes += size;

@@ -8,7 +8,7 @@
 //! the filter stay in memory; data blocks are read on demand through the [`BlockCache`].
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use super::block::{Block, BlockBuilder, ValueRef};
@@ -317,6 +317,12 @@ pub struct Table {
     /// blocks (scans) and whole-file checks still read the file, so that a scan does not
     /// leave the whole file mapped in the process.
     mapped: Option<Arc<dyn ReadableFile>>,
+    /// One bit per data block, set once a read of the block through `mapped` has matched its
+    /// checksum: a later read of it through the map (a block-cache miss) copies the block
+    /// without checking it again. The checksum is checked once per block per open, as a cached
+    /// block is (a block that does not match is never marked, so every read of it is an
+    /// error). Empty when the file is not mapped.
+    verified: Box<[AtomicU64]>,
     cache: Arc<BlockCache>,
     index: FlatIndex,
     bloom: bloom::Filter,
@@ -341,10 +347,31 @@ impl Table {
         Ok(buf)
     }
 
-    /// Data block `(off, len)` read from the file (checked), kept in the cache when `fill`.
-    fn load_block(&self, off: u64, len: u32, fill: bool) -> Result<Arc<Vec<u8>>> {
-        let src = self.mapped.as_ref().unwrap_or(&self.file);
-        let d = Arc::new(Table::read_checked(src.as_ref(), &self.path, off, len)?);
+    /// Data block `i` at `(off, len)` read from the file (checked), kept in the cache when
+    /// `fill`. Through the map, the checksum is checked on the block's first read since the
+    /// open only (the `verified` bits); through `pread`, on every read.
+    fn load_block(&self, i: usize, off: u64, len: u32, fill: bool) -> Result<Arc<Vec<u8>>> {
+        let d = match &self.mapped {
+            Some(m) => {
+                let (word, bit) = (i / 64, 1u64 << (i % 64));
+                let seen = self.verified.get(word);
+                if seen.is_some_and(|w| w.load(Ordering::Relaxed) & bit != 0) {
+                    // The file never changes while it is open (it is finished, and only ever
+                    // unlinked), and these bytes matched their checksum before.
+                    m.read_vec_at(len as usize, off)
+                        .map_err(|e| Error::io(&self.path)(e))?
+                } else {
+                    let d = Table::read_checked(m.as_ref(), &self.path, off, len)?;
+                    if let Some(w) = seen {
+                        // Relaxed: the bit only says that the (immutable) bytes matched.
+                        w.fetch_or(bit, Ordering::Relaxed);
+                    }
+                    d
+                }
+            }
+            None => Table::read_checked(self.file.as_ref(), &self.path, off, len)?,
+        };
+        let d = Arc::new(d);
         if fill {
             self.cache.insert(self.meta.id, off, Arc::clone(&d));
         }
@@ -356,6 +383,12 @@ impl Table {
     /// [`crate::LsmOptions::mmap_reads`] for the trade-off). [`Table::open`] does not map.
     pub fn with_mapped_reads(mut self, on: bool) -> Table {
         self.mapped = if on { self.file.map() } else { None };
+        let words = if self.mapped.is_some() {
+            self.index.len().div_ceil(64)
+        } else {
+            0
+        };
+        self.verified = (0..words).map(|_| AtomicU64::new(0)).collect();
         self
     }
 
@@ -402,6 +435,7 @@ impl Table {
             meta,
             path: path.to_path_buf(),
             mapped: None,
+            verified: Box::default(),
             file,
             cache,
             index: FlatIndex::new(&index),
@@ -438,7 +472,7 @@ impl Table {
         let (off, len) = self.index.handle(i);
         let data = match self.cache.get(self.meta.id, off) {
             Some(d) => d,
-            None => self.load_block(off, len, fill)?,
+            None => self.load_block(i, off, len, fill)?,
         };
         Block::new(data).map_err(|err| err.in_file(&self.path, off))
     }
@@ -592,7 +626,7 @@ impl Table {
             cached => {
                 let data = match cached {
                     Some((data, _)) => data,
-                    None => self.load_block(off, self.index.handle(i).1, true)?,
+                    None => self.load_block(i, off, self.index.handle(i).1, true)?,
                 };
                 let b = Block::new(data).map_err(|e| self.err(off, e))?;
                 let found = b.get(key);
@@ -656,6 +690,60 @@ mod writer_tests {
         assert!(!it.valid());
         for (k, v) in m.iter().step_by(97) {
             assert_eq!(t.get(k, key_hash(k)).unwrap(), Some(v.clone()));
+        }
+    }
+
+    /// Through the map a block's checksum is checked on its first read since the open: later
+    /// reads of it (cache misses: the cache holds nothing here) return the same entries
+    /// without the check, and a block changed in the file is reported again by the next open.
+    #[test]
+    fn mapped_blocks_are_checked_once_per_open() {
+        use std::os::unix::fs::FileExt;
+        let dir = tempfile::tempdir().unwrap();
+        let m: Model = (0u32..400)
+            .map(|i| (i.to_be_bytes().to_vec(), Some(vec![(i % 251) as u8; 20])))
+            .collect();
+        let t = crate::sst::iter::testing::table_with_cache(dir.path(), 1, &m, 64, 0);
+        let t = std::sync::Arc::try_unwrap(t)
+            .ok()
+            .expect("one owner")
+            .with_mapped_reads(true);
+        assert!(t.block_count() > 8);
+        for pass in 0..3 {
+            for (k, v) in &m {
+                assert_eq!(
+                    t.get(k, key_hash(k)).unwrap(),
+                    Some(v.clone()),
+                    "pass {pass}"
+                );
+            }
+            assert!(t
+                .verified
+                .iter()
+                .all(|w| w.load(super::Ordering::Relaxed) != 0));
+        }
+        let (off, _) = t.index().handle(5);
+        let f = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(t.path())
+            .unwrap();
+        let mut b = [0u8];
+        f.read_exact_at(&mut b, off + 1).unwrap();
+        f.write_all_at(&[b[0] ^ 0x40], off + 1).unwrap();
+        let fs: std::sync::Arc<dyn crate::fs::Fs> = std::sync::Arc::new(crate::fs::RealFs);
+        let cache = std::sync::Arc::new(crate::sst::cache::BlockCache::new(0));
+        let again = super::Table::open(fs, t.path(), t.meta.clone(), cache)
+            .unwrap()
+            .with_mapped_reads(true);
+        for (k, v) in &m {
+            let got = again.get(k, key_hash(k));
+            if k.as_slice() <= t.index().last_key(5) && k.as_slice() > t.index().last_key(4) {
+                let e = got.expect_err("the changed block is reported after the reopen");
+                assert!(e.to_string().contains("checksum"), "{e}");
+            } else {
+                assert_eq!(got.unwrap(), Some(v.clone()));
+            }
         }
     }
 
