@@ -66,6 +66,11 @@ pub struct LsmOptions {
     /// either way (the WAL and the SSTs are unchanged), but a server that must survive a failing
     /// disk with an error per request should set `false`. Mapped pages are the OS page cache:
     /// they count in the process's RSS, and the kernel reclaims them under memory pressure.
+    /// A mapped block's checksum is checked on its first read since the open (as a block
+    /// entering the block cache is), not on every later copy out of the map: bytes that change
+    /// under a live database (another program writing the SST, a medium returning other bytes
+    /// when an evicted page is read in again) are caught at the next open or `check`. With
+    /// `false`, every read from the file checks its block.
     pub mmap_reads: bool,
     /// Size at which the manifest (the log of flushes and compactions) is rolled over: a new
     /// manifest holding a snapshot of the state is written and synced, `CURRENT` is switched

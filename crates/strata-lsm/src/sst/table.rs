@@ -661,6 +661,7 @@ fn check_crc(framed: &[u8], path: &Path, off: u64) -> Result<()> {
 
 #[cfg(test)]
 mod writer_tests {
+    use super::Table;
     use crate::iter::testing::Model;
     use crate::iter::InternalIter;
     use crate::sst::bloom::key_hash;
@@ -693,22 +694,57 @@ mod writer_tests {
         }
     }
 
+    /// A mapped table of 400 entries in more than 8 blocks of a 64-byte target, no cache.
+    fn mapped_table(dir: &std::path::Path, m: &Model) -> Table {
+        let t = crate::sst::iter::testing::table_with_cache(dir, 1, m, 64, 0);
+        let t = std::sync::Arc::try_unwrap(t)
+            .ok()
+            .expect("one owner")
+            .with_mapped_reads(true);
+        assert!(t.mapped.is_some(), "a real SST is mapped");
+        assert!(t.block_count() > 8);
+        t
+    }
+
+    /// Flips one bit of data block 5 of `t`'s file in place (not through the engine).
+    fn flip_in_block_5(t: &Table) {
+        use std::os::unix::fs::FileExt;
+        let (off, _) = t.index().handle(5);
+        let f = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(t.path())
+            .unwrap();
+        let mut b = [0u8];
+        f.read_exact_at(&mut b, off + 1).unwrap();
+        f.write_all_at(&[b[0] ^ 0x40], off + 1).unwrap();
+    }
+
+    /// Every key of `m` read from `t`: those of block 5 (of `layout`, the same file) fail
+    /// their checksum, every other one reads back.
+    fn only_block_5_fails(t: &Table, layout: &Table, m: &Model) {
+        for (k, v) in m {
+            let got = t.get(k, key_hash(k));
+            let idx = layout.index();
+            if k.as_slice() <= idx.last_key(5) && k.as_slice() > idx.last_key(4) {
+                let e = got.expect_err("the changed block is reported");
+                assert!(e.to_string().contains("checksum"), "{e}");
+            } else {
+                assert_eq!(got.unwrap(), Some(v.clone()));
+            }
+        }
+    }
+
     /// Through the map a block's checksum is checked on its first read since the open: later
     /// reads of it (cache misses: the cache holds nothing here) return the same entries
     /// without the check, and a block changed in the file is reported again by the next open.
     #[test]
     fn mapped_blocks_are_checked_once_per_open() {
-        use std::os::unix::fs::FileExt;
         let dir = tempfile::tempdir().unwrap();
         let m: Model = (0u32..400)
             .map(|i| (i.to_be_bytes().to_vec(), Some(vec![(i % 251) as u8; 20])))
             .collect();
-        let t = crate::sst::iter::testing::table_with_cache(dir.path(), 1, &m, 64, 0);
-        let t = std::sync::Arc::try_unwrap(t)
-            .ok()
-            .expect("one owner")
-            .with_mapped_reads(true);
-        assert!(t.block_count() > 8);
+        let t = mapped_table(dir.path(), &m);
         for pass in 0..3 {
             for (k, v) in &m {
                 assert_eq!(
@@ -722,29 +758,13 @@ mod writer_tests {
                 .iter()
                 .all(|w| w.load(super::Ordering::Relaxed) != 0));
         }
-        let (off, _) = t.index().handle(5);
-        let f = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .open(t.path())
-            .unwrap();
-        let mut b = [0u8];
-        f.read_exact_at(&mut b, off + 1).unwrap();
-        f.write_all_at(&[b[0] ^ 0x40], off + 1).unwrap();
+        flip_in_block_5(&t);
         let fs: std::sync::Arc<dyn crate::fs::Fs> = std::sync::Arc::new(crate::fs::RealFs);
         let cache = std::sync::Arc::new(crate::sst::cache::BlockCache::new(0));
         let again = super::Table::open(fs, t.path(), t.meta.clone(), cache)
             .unwrap()
             .with_mapped_reads(true);
-        for (k, v) in &m {
-            let got = again.get(k, key_hash(k));
-            if k.as_slice() <= t.index().last_key(5) && k.as_slice() > t.index().last_key(4) {
-                let e = got.expect_err("the changed block is reported after the reopen");
-                assert!(e.to_string().contains("checksum"), "{e}");
-            } else {
-                assert_eq!(got.unwrap(), Some(v.clone()));
-            }
-        }
+        only_block_5_fails(&again, &t, &m);
     }
 
     /// Point reads of a real file go through its memory map, and a byte changed in place
@@ -752,35 +772,12 @@ mod writer_tests {
     /// checksum on the next read from the file; the blocks around it still read back.
     #[test]
     fn mapped_point_reads_check_every_block() {
-        use std::os::unix::fs::FileExt;
         let dir = tempfile::tempdir().unwrap();
         let m: Model = (0u32..400)
             .map(|i| (i.to_be_bytes().to_vec(), Some(vec![b'v'; 20])))
             .collect();
-        let t = crate::sst::iter::testing::table_with_cache(dir.path(), 1, &m, 64, 0);
-        let t = std::sync::Arc::try_unwrap(t)
-            .ok()
-            .expect("one owner")
-            .with_mapped_reads(true);
-        assert!(t.mapped.is_some(), "a real SST is mapped");
-        assert!(t.block_count() > 8);
-        let (off, _) = t.index().handle(5);
-        let f = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .open(t.path())
-            .unwrap();
-        let mut b = [0u8];
-        f.read_exact_at(&mut b, off + 1).unwrap();
-        f.write_all_at(&[b[0] ^ 0x40], off + 1).unwrap();
-        for (k, v) in &m {
-            let got = t.get(k, key_hash(k));
-            if k.as_slice() <= t.index().last_key(5) && k.as_slice() > t.index().last_key(4) {
-                let e = got.expect_err("the changed block is reported");
-                assert!(e.to_string().contains("checksum"), "{e}");
-            } else {
-                assert_eq!(got.unwrap(), Some(v.clone()));
-            }
-        }
+        let t = mapped_table(dir.path(), &m);
+        flip_in_block_5(&t);
+        only_block_5_fails(&t, &t, &m);
     }
 }
