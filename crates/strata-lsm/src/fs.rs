@@ -130,6 +130,19 @@ struct RealReadable {
     mappable: bool,
 }
 
+impl RealReadable {
+    /// `path` opened for positional reads; `mappable`: whether [`ReadableFile::map`] may map it.
+    fn open(path: &Path, mappable: bool) -> io::Result<RealReadable> {
+        let file = File::open(path)?;
+        let len = file.metadata()?.len();
+        Ok(RealReadable {
+            file,
+            len,
+            mappable,
+        })
+    }
+}
+
 impl ReadableFile for RealReadable {
     fn read_at(&self, buf: &mut [u8], off: u64) -> io::Result<()> {
         use std::os::unix::fs::FileExt;
@@ -261,13 +274,7 @@ impl Fs for RealFs {
         Ok(Box::new(RealWritable(f)))
     }
     fn open(&self, path: &Path) -> io::Result<Arc<dyn ReadableFile>> {
-        let file = File::open(path)?;
-        let len = file.metadata()?.len();
-        Ok(Arc::new(RealReadable {
-            file,
-            len,
-            mappable: true,
-        }))
+        Ok(Arc::new(RealReadable::open(path, true)?))
     }
     fn read(&self, path: &Path) -> io::Result<Vec<u8>> {
         std::fs::read(path)

@@ -23,7 +23,6 @@
 //! point (`strata_lsm::crash_point`, enabled for this crate's tests) and kills itself with
 //! SIGKILL the N-th time it reaches it; the same checks follow.
 
-use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
 use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
@@ -32,7 +31,9 @@ use std::time::{Duration, Instant, SystemTime};
 
 use strata_lsm::{Direction, Engine, KeyRange, LsmEngine, LsmOptions, SyncMode, WriteBatch};
 
-type Model = BTreeMap<Vec<u8>, Vec<u8>>;
+#[path = "common/model.rs"]
+mod model;
+use model::{apply_ops, mix, model_diff, Model};
 
 /// Keys shared by every round (overwritten and deleted across rounds).
 const SHARED: u64 = 1500;
@@ -54,14 +55,6 @@ fn options() -> LsmOptions {
         manifest_roll_bytes: 32 << 10,
         ..LsmOptions::default()
     }
-}
-
-/// splitmix64: the batch contents are a function of (round, batch, slot).
-fn mix(mut x: u64) -> u64 {
-    x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    x ^ (x >> 31)
 }
 
 fn marker(round: u64, batch: u64) -> Vec<u8> {
@@ -86,12 +79,7 @@ fn batch_ops(round: u64, batch: u64) -> Vec<(Vec<u8>, Option<Vec<u8>>)> {
 }
 
 fn apply(model: &mut Model, round: u64, batch: u64) {
-    for (k, v) in batch_ops(round, batch) {
-        match v {
-            Some(v) => model.insert(k, v),
-            None => model.remove(&k),
-        };
-    }
+    apply_ops(model, batch_ops(round, batch));
 }
 
 /// The writer. A no-op unless run by [`load_and_kill`].
@@ -249,17 +237,7 @@ fn verify_after_crash(dir: &Path, round: u64, acked: u64, model: &mut Model, wha
         apply(model, round, batch);
     }
     if got != *model {
-        let diff: Vec<_> = model
-            .iter()
-            .filter(|(k, v)| got.get(*k) != Some(v))
-            .map(|(k, _)| String::from_utf8_lossy(k).into_owned())
-            .chain(
-                got.keys()
-                    .filter(|k| !model.contains_key(*k))
-                    .map(|k| String::from_utf8_lossy(k).into_owned()),
-            )
-            .take(10)
-            .collect();
+        let diff = model_diff(model, &got);
         panic!("{what} round {round}: {b} batches recovered, but the keys differ from the model: {diff:?}");
     }
     e.close().unwrap();

@@ -166,19 +166,11 @@ impl KeyLayout {
         self.key(h, partition, sort)
     }
 
-    /// A whole item key to be built field by field (see [`KeyBuilder`]) in a new vector;
-    /// `hint` is the expected length of the encoded fields. [`KeyBuilder::finish`] leaves the
-    /// key in `out`.
-    pub(crate) fn builder<'o>(&self, out: &'o mut Vec<u8>, hint: usize) -> KeyBuilder<'_, 'o> {
-        *out = Vec::with_capacity(self.id_bytes.len() + MAX_HASH_LEN + hint + STORE_SLACK);
-        self.builder_into(out, hint)
-    }
-
     /// A whole item key to be built field by field (see [`KeyBuilder`]), appended to `out`
     /// after what it holds (a caller's reused buffer: no allocation per key once it has
     /// grown); `hint` is the expected length of the encoded fields. After
     /// [`KeyBuilder::finish`] the key is `out[len..]`, `len` being `out.len()` now.
-    pub(crate) fn builder_into<'o>(&self, out: &'o mut Vec<u8>, hint: usize) -> KeyBuilder<'_, 'o> {
+    pub(crate) fn builder<'o>(&self, out: &'o mut Vec<u8>, hint: usize) -> KeyBuilder<'_, 'o> {
         let base = out.len();
         out.reserve(self.id_bytes.len() + MAX_HASH_LEN + hint + STORE_SLACK);
         // `id` goes first now; room for `h` after it (a constant-size write, no memset).
@@ -304,7 +296,7 @@ impl KeyBuilder<'_, '_> {
         native::encode_int_element(i128::from(h), Order::default(), self.out);
         let hl = self.out.len() - end;
         let gap = self.gap();
-        // `id` is already at the start of the key (see `KeyLayout::builder_into`).
+        // `id` is already at the start of the key (see `KeyLayout::builder`).
         let at = self.base + self.layout.id_bytes.len();
         if hl == MAX_HASH_LEN {
             self.out.copy_within(end.., at);

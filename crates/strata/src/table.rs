@@ -369,7 +369,7 @@ impl Table {
         // encoding any, but the values a serializer writes (no tuples) always encode, so the
         // first failing check is the same error.
         k.clear();
-        let mut b = self.def.layout.builder_into(k, 32);
+        let mut b = self.def.layout.builder(k, 32);
         let np = s.partition.len();
         let mut h = 0;
         for (i, f) in s.key_fields().enumerate() {

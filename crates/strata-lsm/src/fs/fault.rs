@@ -377,13 +377,7 @@ impl Fs for FaultFs {
     }
     fn open(&self, path: &Path) -> io::Result<Arc<dyn ReadableFile>> {
         // Never mapped: `crash` truncates files to what was synced, under open readers.
-        let file = File::open(path)?;
-        let len = file.metadata()?.len();
-        Ok(Arc::new(RealReadable {
-            file,
-            len,
-            mappable: false,
-        }))
+        Ok(Arc::new(RealReadable::open(path, false)?))
     }
     fn read(&self, path: &Path) -> io::Result<Vec<u8>> {
         RealFs.read(path)

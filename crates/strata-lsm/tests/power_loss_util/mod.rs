@@ -9,21 +9,16 @@ use strata_lsm::{
     WriteBatch,
 };
 
-pub type Model = BTreeMap<Vec<u8>, Vec<u8>>;
+#[path = "../common/model.rs"]
+mod model;
+use model::{apply_ops, model_diff};
+pub use model::{mix, Model};
 
 /// Keys shared by every round (overwritten and deleted across rounds).
 const SHARED: u64 = 600;
 
 /// A round that has not reached its crash point after this many batches fails.
 pub const MAX_BATCHES: u64 = 3000;
-
-/// splitmix64: the batch contents are a function of (round, batch, slot).
-pub fn mix(mut x: u64) -> u64 {
-    x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    x ^ (x >> 31)
-}
 
 fn marker_prefix(round: u64) -> Vec<u8> {
     format!("m{round:03}-").into_bytes()
@@ -64,12 +59,7 @@ pub fn make_batch(round: u64, batch: u64) -> WriteBatch {
 }
 
 fn apply(model: &mut Model, round: u64, batch: u64) {
-    for (k, v) in batch_ops(round, batch) {
-        match v {
-            Some(v) => model.insert(k, v),
-            None => model.remove(&k),
-        };
-    }
+    apply_ops(model, batch_ops(round, batch));
 }
 
 pub fn contents(e: &LsmEngine) -> Model {
@@ -172,17 +162,7 @@ impl Db {
             apply(model, round, batch);
         }
         if got != *model {
-            let diff: Vec<_> = model
-                .iter()
-                .filter(|(k, v)| got.get(*k) != Some(v))
-                .map(|(k, _)| String::from_utf8_lossy(k).into_owned())
-                .chain(
-                    got.keys()
-                        .filter(|k| !model.contains_key(*k))
-                        .map(|k| String::from_utf8_lossy(k).into_owned()),
-                )
-                .take(10)
-                .collect();
+            let diff = model_diff(model, &got);
             panic!("{what}: {b} batches recovered, but keys differ from the model (a torn batch?): {diff:?}");
         }
         self.repair_loses_nothing(model, what);
