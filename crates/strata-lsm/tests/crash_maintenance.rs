@@ -33,7 +33,7 @@ use strata_lsm::{Direction, Engine, KeyRange, LsmEngine, LsmOptions, SyncMode, W
 
 #[path = "common/model.rs"]
 mod model;
-use model::{apply_ops, mix, model_diff, Model};
+use model::{apply_ops, mix, model_diff, Model, Workload};
 
 /// Keys shared by every round (overwritten and deleted across rounds).
 const SHARED: u64 = 1500;
@@ -61,21 +61,17 @@ fn marker(round: u64, batch: u64) -> Vec<u8> {
     format!("m{round:02}-{batch:07}").into_bytes()
 }
 
-/// The operations of batch `batch` of round `round`: `(key, Some(value))` puts,
-/// `(key, None)` deletes, in order.
+/// This test's batches (see [`Workload`]).
+const WORKLOAD: Workload = Workload {
+    shared: SHARED,
+    max_slots: 8,
+    key_digits: 5,
+    repeats: 5,
+    marker,
+};
+
 fn batch_ops(round: u64, batch: u64) -> Vec<(Vec<u8>, Option<Vec<u8>>)> {
-    let h = mix((round << 40) | batch);
-    let mut ops = vec![(marker(round, batch), Some(format!("b{batch}").into_bytes()))];
-    for slot in 0..1 + h % 8 {
-        let x = mix(h ^ slot) % SHARED;
-        let v = format!("v{round}-{batch}-{slot}-").repeat(1 + (x % 5) as usize);
-        ops.push((format!("k{x:05}").into_bytes(), Some(v.into_bytes())));
-    }
-    if h.is_multiple_of(3) {
-        let x = mix(h ^ 0xdead) % SHARED;
-        ops.push((format!("k{x:05}").into_bytes(), None));
-    }
-    ops
+    WORKLOAD.batch_ops(round, batch)
 }
 
 fn apply(model: &mut Model, round: u64, batch: u64) {

@@ -1,6 +1,6 @@
 //! What the crash tests share (`crash_maintenance.rs` kills a real process, `power_loss.rs`
-//! simulates a power loss): the batch-content hash and the model comparison after a crash.
-//! Each test keeps its own workload (key and value shapes tuned to what it provokes).
+//! simulates a power loss): the batches the writer writes (a function of round and batch,
+//! with each test's own [`Workload`] shape) and the model comparison after a crash.
 
 use std::collections::BTreeMap;
 
@@ -38,4 +38,37 @@ pub fn model_diff(model: &Model, got: &Model) -> Vec<String> {
         )
         .take(10)
         .collect()
+}
+
+/// The shape of a crash test's batches: every batch puts its marker (`marker(round, batch)`),
+/// `1..=max_slots` of `shared` keys (`k` and `key_digits` digits) with values of 1 to `repeats`
+/// parts, and deletes one of them in a third of the batches.
+pub struct Workload {
+    pub shared: u64,
+    pub max_slots: u64,
+    pub key_digits: usize,
+    pub repeats: u64,
+    pub marker: fn(u64, u64) -> Vec<u8>,
+}
+
+impl Workload {
+    /// The operations of batch `batch` of round `round`: `(key, Some(value))` puts,
+    /// `(key, None)` deletes, in order.
+    pub fn batch_ops(&self, round: u64, batch: u64) -> Vec<(Vec<u8>, Option<Vec<u8>>)> {
+        let h = mix((round << 40) | batch);
+        let key = |x: u64| format!("k{x:0w$}", w = self.key_digits).into_bytes();
+        let mut ops = vec![(
+            (self.marker)(round, batch),
+            Some(format!("b{batch}").into_bytes()),
+        )];
+        for slot in 0..1 + h % self.max_slots {
+            let x = mix(h ^ slot) % self.shared;
+            let v = format!("v{round}-{batch}-{slot}-").repeat(1 + (x % self.repeats) as usize);
+            ops.push((key(x), Some(v.into_bytes())));
+        }
+        if h.is_multiple_of(3) {
+            ops.push((key(mix(h ^ 0xdead) % self.shared), None));
+        }
+        ops
+    }
 }

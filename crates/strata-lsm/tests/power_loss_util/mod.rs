@@ -11,7 +11,7 @@ use strata_lsm::{
 
 #[path = "../common/model.rs"]
 mod model;
-use model::{apply_ops, model_diff};
+use model::{apply_ops, model_diff, Workload};
 pub use model::{mix, Model};
 
 /// Keys shared by every round (overwritten and deleted across rounds).
@@ -30,21 +30,17 @@ fn marker(round: u64, batch: u64) -> Vec<u8> {
     m
 }
 
-/// The operations of batch `batch` of round `round`: `(key, Some(value))` puts,
-/// `(key, None)` deletes, in order. Keys fall in every stripe.
+/// This test's batches (see [`Workload`]); keys fall in every stripe.
+const WORKLOAD: Workload = Workload {
+    shared: SHARED,
+    max_slots: 6,
+    key_digits: 4,
+    repeats: 4,
+    marker,
+};
+
 fn batch_ops(round: u64, batch: u64) -> Vec<(Vec<u8>, Option<Vec<u8>>)> {
-    let h = mix((round << 40) | batch);
-    let mut ops = vec![(marker(round, batch), Some(format!("b{batch}").into_bytes()))];
-    for slot in 0..1 + h % 6 {
-        let x = mix(h ^ slot) % SHARED;
-        let v = format!("v{round}-{batch}-{slot}-").repeat(1 + (x % 4) as usize);
-        ops.push((format!("k{x:04}").into_bytes(), Some(v.into_bytes())));
-    }
-    if h.is_multiple_of(3) {
-        let x = mix(h ^ 0xdead) % SHARED;
-        ops.push((format!("k{x:04}").into_bytes(), None));
-    }
-    ops
+    WORKLOAD.batch_ops(round, batch)
 }
 
 pub fn make_batch(round: u64, batch: u64) -> WriteBatch {
