@@ -53,10 +53,12 @@ pub struct LsmOptions {
     pub level1_bytes: u64,
     /// Run flush and compaction on background threads (false: only when asked, for tests).
     pub background: bool,
-    /// Read single SST blocks (point reads and seeks that miss the block cache) through a
-    /// read-only memory map of each SST instead of a `pread` system call per block. Scans,
-    /// whole-file checks and opening an SST still use `pread`. Every block's checksum is
-    /// checked either way.
+    /// Read single SST blocks (point reads, seeks, and every block of a read with an upper
+    /// bound such as a table Query, when they miss the block cache) through a read-only
+    /// memory map of each SST instead of a `pread` system call per block (or per run of a
+    /// few blocks). Unbounded scans (which read ahead in runs of up to 256 KiB), whole-file
+    /// checks and opening an SST still use `pread`. Every block's checksum is checked either
+    /// way.
     ///
     /// Default `true` (as LevelDB does on 64-bit systems): a cold point read costs about a
     /// quarter less CPU (`docs/bench/lsm-cold3.md`). The price, as for every mapped-file

@@ -6,7 +6,11 @@
 //! the next blocks with the same read (2 blocks, then 4, 8, … up to [`READAHEAD_BLOCKS`] and
 //! [`READAHEAD_BYTES`]) into a buffer of its own; a block of that run is checked (CRC), copied
 //! out and added to the cache only when the iterator reaches it. A seek or a step backward
-//! drops the run and starts again at one block.
+//! drops the run and starts again at one block. A reader with an upper bound (a table Query,
+//! [`InternalIter::set_read_bound`]) of a file read through a memory map
+//! ([`Table::with_mapped_reads`]) reads no runs: each block it misses in the cache is copied
+//! out of the map (no system call, one copy; a run read with `pread` costs a call and a second
+//! copy out of the run).
 //!
 //! The read buffer (up to [`READAHEAD_BYTES`]) outlives the iterator: when an iterator that
 //! has one is dropped, the buffer goes to a one-slot spare of its thread, and the next
@@ -133,6 +137,12 @@ impl SstIter {
             self.ahead = NO_RUN;
             match self.table.cached_block(i) {
                 Some(d) => d,
+                // A bounded reader (a Query) of a mapped file copies the one block from the
+                // map: a run read with `pread` costs a system call and a second copy (out of
+                // the run), and the few blocks a Query reads share too little of either.
+                None if self.bound.is_some() && self.table.is_mapped() => {
+                    self.table.read_block(i, self.fill_cache)?
+                }
                 None => self.read_ahead(i)?,
             }
         };
@@ -297,9 +307,13 @@ impl InternalIter for SstIter {
             self.data = None;
             return Ok(());
         }
-        if self.bound.is_some() && !(self.block == i && self.data.is_some()) {
+        if self.bound.is_some()
+            && !self.table.is_mapped()
+            && !(self.block == i && self.data.is_some())
+        {
             // The reader stops at a known key (a Query's partition): read the blocks up to
-            // it (at most SEEK_RUN) with one read.
+            // it (at most SEEK_RUN) with one read. (A mapped file is read a block at a time:
+            // no system call to share, see `load_next`.)
             self.ahead = NO_RUN;
             self.run = SEEK_RUN / 2;
             self.load_next(i)?;
@@ -380,6 +394,18 @@ pub(crate) mod testing {
         block_bytes: usize,
         cache_bytes: usize,
     ) -> Arc<Table> {
+        table_read(dir, id, m, block_bytes, cache_bytes, false)
+    }
+
+    /// [`table_with_cache`], its single blocks read through a memory map when `mapped`.
+    pub fn table_read(
+        dir: &Path,
+        id: u64,
+        m: &Model,
+        block_bytes: usize,
+        cache_bytes: usize,
+        mapped: bool,
+    ) -> Arc<Table> {
         let fs: Arc<dyn Fs> = Arc::new(RealFs);
         let path = dir.join(format!("{id}.sst"));
         let mut w = SstWriter::create(fs.as_ref(), &path, id, block_bytes).unwrap();
@@ -388,7 +414,10 @@ pub(crate) mod testing {
             w.add(k, v.as_deref()).unwrap();
         }
         let meta = w.finish().unwrap();
-        Arc::new(Table::open(fs, &path, meta, Arc::new(BlockCache::new(cache_bytes))).unwrap())
+        let t = Table::open(fs, &path, meta, Arc::new(BlockCache::new(cache_bytes))).unwrap();
+        let t = t.with_mapped_reads(mapped);
+        assert_eq!(t.is_mapped(), mapped, "a real SST is mapped when asked");
+        Arc::new(t)
     }
 }
 
@@ -413,14 +442,16 @@ mod tests {
 
         /// Readahead: with no cache (every block comes from the file, forward steps read
         /// runs of blocks) and with a small one (runs stop at cached blocks), seeks both ways
-        /// and steps both ways agree with the model.
+        /// and steps both ways agree with the model; read with `pread` and through a map (a
+        /// bounded reader of a mapped file reads single blocks from the map).
         #[test]
         fn sst_iter_reading_ahead_matches_model(m in model(), ops in ops(), block in 0usize..60,
                                                 cache in prop_oneof![Just(0usize), 64usize..4096],
-                                                bound in proptest::option::of(key())) {
+                                                bound in proptest::option::of(key()),
+                                                mapped in any::<bool>()) {
             prop_assume!(!m.is_empty());
             let dir = tempfile::tempdir().unwrap();
-            let t = testing::table_with_cache(dir.path(), 1, &m, block, cache);
+            let t = testing::table_read(dir.path(), 1, &m, block, cache, mapped);
             // The read bound is a hint for readahead only: reading past it still works.
             let bound: Option<Arc<[u8]>> = bound.map(Arc::from);
             let mut it = SstIter::new(Arc::clone(&t));
@@ -479,6 +510,53 @@ mod tests {
             .collect();
         let ts = testing::table_with_cache(dir.path(), 3, &small, 16, 0);
         assert_eq!(walk(ts), want(&small));
+    }
+
+    /// A bounded reader of a mapped file (a Query) checks the blocks it copies from the map:
+    /// a flipped byte in the block a seek lands on, or in one a step reaches, is reported as
+    /// corruption, every time it is read (a block that never matched is never trusted).
+    #[test]
+    fn bounded_mapped_reads_check_blocks() {
+        let dir = tempfile::tempdir().unwrap();
+        let m: crate::iter::testing::Model = (0u32..200)
+            .map(|i| (i.to_be_bytes().to_vec(), Some(vec![b'v'; 20])))
+            .collect();
+        let t = testing::table_with_cache(dir.path(), 1, &m, 64, 0);
+        assert!(t.block_count() > 4);
+        let (off, _) = t.index().handle(2);
+        let first_of_2 = t.index().last_key(1).to_vec();
+        let path = t.path().to_path_buf();
+        let mut bytes = std::fs::read(&path).unwrap();
+        bytes[off as usize + 1] ^= 0x40;
+        std::fs::write(&path, &bytes).unwrap();
+        let fs: Arc<dyn crate::fs::Fs> = Arc::new(crate::fs::RealFs);
+        let cache = Arc::new(crate::sst::cache::BlockCache::new(1 << 20));
+        let t = Table::open(fs, &path, t.meta.clone(), cache).unwrap();
+        let t = Arc::new(t.with_mapped_reads(true));
+        assert!(t.is_mapped());
+        let bound: Option<Arc<[u8]>> = Some(Arc::from(&199u32.to_be_bytes()[..]));
+        for _ in 0..2 {
+            // A seek into block 2 (its first key is past block 1's last).
+            let mut it = SstIter::new(Arc::clone(&t));
+            it.set_read_bound(bound.clone());
+            let mut target = first_of_2.clone();
+            target.push(0);
+            let e = it.seek(&target).expect_err("the flipped block is reported");
+            assert!(e.to_string().contains("checksum"), "{e}");
+            // Steps from block 1 into block 2.
+            let mut it = SstIter::new(Arc::clone(&t));
+            it.set_read_bound(bound.clone());
+            it.seek(&first_of_2).unwrap();
+            let mut err = None;
+            while it.valid() {
+                if let Err(e) = it.next() {
+                    err = Some(e);
+                    break;
+                }
+            }
+            let e = err.expect("the flipped block is reported");
+            assert!(e.to_string().contains("checksum"), "{e}");
+        }
     }
 
     /// A flipped byte in a block that readahead reads (not the first of its run) is reported

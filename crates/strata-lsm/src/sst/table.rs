@@ -392,6 +392,19 @@ impl Table {
         self
     }
 
+    /// True when single blocks are read through a memory map ([`Table::with_mapped_reads`]).
+    pub fn is_mapped(&self) -> bool {
+        self.mapped.is_some()
+    }
+
+    /// Data block `i`'s bytes read from the file (through the map when mapped, checked as
+    /// [`Table::block_with`] checks them), kept in the cache when `fill`; the cache is not
+    /// looked up (the caller just missed it).
+    pub fn read_block(&self, i: usize, fill: bool) -> Result<Arc<Vec<u8>>> {
+        let (off, len) = self.index.handle(i);
+        self.load_block(i, off, len, fill)
+    }
+
     /// Opens an SST (every read through `pread`; see [`Table::with_mapped_reads`]).
     pub fn open(
         fs: Arc<dyn Fs>,
