@@ -141,6 +141,7 @@ pub fn from_item_bytes<'de, T: de::Deserialize<'de>>(bytes: &'de [u8]) -> Result
     decode(bytes).map_err(|e| e.into_error(std::any::type_name::<T>()))
 }
 
+#[inline]
 fn decode<'de, T: de::Deserialize<'de>>(bytes: &'de [u8]) -> R<T> {
     let mut d = Dec {
         r: Reader { buf: bytes, pos: 0 },
@@ -191,6 +192,7 @@ impl<'de> Dec<'de> {
     }
 
     /// The body of a map (after its tag), handed to the visitor; entries it leaves are skipped.
+    #[inline]
     fn map<V: Visitor<'de>>(&mut self, v: V) -> R<V::Value> {
         self.nest()?;
         let at = self.r.pos;
@@ -236,7 +238,7 @@ impl<'de> Dec<'de> {
         Ok(value)
     }
 
-    #[inline]
+    #[inline(always)]
     fn text(&mut self) -> R<&'de str> {
         Ok(self.r.text_body()?)
     }
@@ -246,7 +248,7 @@ impl<'de> Dec<'de> {
     /// for anything else (another tag, a longer, overlong or truncated varint), which the
     /// general path ([`de::Deserializer::deserialize_any`]) then reads or reports, so the
     /// fast path never changes what is accepted or what the visitor is given.
-    #[inline]
+    #[inline(always)]
     fn int_fast(&mut self) -> Option<(usize, i64)> {
         let at = self.r.pos;
         let rest = self.r.buf.get(at..)?;
@@ -270,6 +272,7 @@ impl<'de> Dec<'de> {
     }
 
     /// Runs `f` one level deeper.
+    #[inline(always)]
     fn deeper<T>(&mut self, f: impl FnOnce(&mut Dec<'de>) -> R<T>) -> R<T> {
         self.depth += 1;
         let r = f(self);
@@ -282,6 +285,7 @@ impl<'de> Dec<'de> {
 macro_rules! int_fast_paths {
     ($($method:ident)*) => {
         $(
+            #[inline(always)]
             fn $method<V: Visitor<'de>>(self, v: V) -> R<V::Value> {
                 self.int(v)
             }
@@ -407,20 +411,23 @@ impl<'de> de::Deserializer<'de> for &mut Dec<'de> {
         deserialize_u64 deserialize_u32 deserialize_u16 deserialize_u8
     }
 
+    #[inline(always)]
     fn deserialize_str<V: Visitor<'de>>(self, v: V) -> R<V::Value> {
         self.str(v)
     }
 
+    #[inline(always)]
     fn deserialize_string<V: Visitor<'de>>(self, v: V) -> R<V::Value> {
         self.str(v)
     }
 
+    #[inline(always)]
     fn deserialize_bool<V: Visitor<'de>>(self, v: V) -> R<V::Value> {
         let at = self.r.pos;
         let b = match self.r.buf.get(at) {
             Some(&T_TRUE) if fast_paths() => true,
             Some(&T_FALSE) if fast_paths() => false,
-            _ => return self.deserialize_any(v),
+            _ => return self.general(v),
         };
         self.r.pos = at + 1;
         v.visit_bool(b).map_err(|e: DeError| e.at(at))
@@ -433,23 +440,30 @@ impl<'de> de::Deserializer<'de> for &mut Dec<'de> {
 }
 
 impl<'de> Dec<'de> {
+    /// The general path ([`de::Deserializer::deserialize_any`]) behind a fast path, kept out
+    /// of line so that the fast paths stay small enough to inline into the caller's visitor.
+    #[inline(never)]
+    fn general<V: Visitor<'de>>(&mut self, v: V) -> R<V::Value> {
+        de::Deserializer::deserialize_any(self, v)
+    }
+
     /// An int attribute for an integer visitor (see the fast paths above).
-    #[inline]
+    #[inline(always)]
     fn int<V: Visitor<'de>>(&mut self, v: V) -> R<V::Value> {
         if fast_paths() {
             if let Some((at, i)) = self.int_fast() {
                 return v.visit_i64(i).map_err(|e: DeError| e.at(at));
             }
         }
-        de::Deserializer::deserialize_any(self, v)
+        self.general(v)
     }
 
     /// A text attribute for a string visitor (see the fast paths above).
-    #[inline]
+    #[inline(always)]
     fn str<V: Visitor<'de>>(&mut self, v: V) -> R<V::Value> {
         let at = self.r.pos;
         if self.r.buf.get(at) != Some(&T_TEXT) || !fast_paths() {
-            return de::Deserializer::deserialize_any(self, v);
+            return self.general(v);
         }
         self.r.pos = at + 1;
         let s = self.text().map_err(|e| e.at(at))?;
@@ -463,6 +477,7 @@ struct Top<'a, 'de>(&'a mut Dec<'de>);
 impl<'de> de::Deserializer<'de> for Top<'_, 'de> {
     type Error = DeError;
 
+    #[inline]
     fn deserialize_any<V: Visitor<'de>>(self, v: V) -> R<V::Value> {
         self.0.map(v)
     }
@@ -501,6 +516,7 @@ struct Entries<'a, 'de> {
 impl<'de> de::MapAccess<'de> for Entries<'_, 'de> {
     type Error = DeError;
 
+    #[inline]
     fn next_key_seed<K: DeserializeSeed<'de>>(&mut self, seed: K) -> R<Option<K::Value>> {
         if self.left == 0 {
             return Ok(None);
@@ -518,6 +534,7 @@ impl<'de> de::MapAccess<'de> for Entries<'_, 'de> {
             .map_err(|e| e.in_attr(self.name).at(at))
     }
 
+    #[inline]
     fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> R<V::Value> {
         let at = self.d.r.pos;
         let name = self.name;
