@@ -288,3 +288,41 @@ fn int_limits_agree() {
     assert_eq!(fast, general);
     assert!(fast.contains("overlong"), "{fast}");
 }
+
+/// Items of one struct type with an alias, and std's `Duration` (a `Deserialize` of serde's own
+/// whose field visitor takes names only): `deserialize_struct`'s `FIELDS` lists aliases next to
+/// the names (`D`: `a`, `z`, `n`, `b`) while a derived field visitor numbers fields without
+/// them (`visit_u64(2)` is `b` there, not `n`), so the decoder hands field names to the visitor,
+/// never positions in `FIELDS`.
+#[test]
+fn fields_after_an_alias_and_std_structs_decode() {
+    let want = D {
+        a: 1,
+        n: 2,
+        text: "t".into(),
+    };
+    for first in ["a", "z"] {
+        let item = Item::new().with(first, 1i64).with("n", 2i64).with("b", "t");
+        let bytes = encode_item(&item).unwrap();
+        assert_eq!(from_item_bytes::<D>(&bytes).unwrap(), want, "{first}");
+        let (fast, general) = both::<D>(&bytes);
+        assert_eq!(fast, general);
+    }
+    #[derive(Debug, PartialEq, Deserialize)]
+    struct W {
+        d: std::time::Duration,
+        n: i64,
+    }
+    let item = Item::new()
+        .with("n", 5i64)
+        .with("d", Item::new().with("secs", 3i64).with("nanos", 4i64));
+    let bytes = encode_item(&item).unwrap();
+    let w = from_item_bytes::<W>(&bytes).unwrap();
+    assert_eq!(
+        w,
+        W {
+            d: std::time::Duration::new(3, 4),
+            n: 5
+        }
+    );
+}
