@@ -8,6 +8,7 @@ use crate::db::Db;
 use crate::error::{Error, Result};
 use crate::item::Item;
 use crate::item_codec::decode_item;
+use crate::keys::HashMemo;
 use crate::table::{ItemVersion, Key, Table};
 
 /// Writes to one or more tables, applied all together or not at all by [`Db::write`].
@@ -22,6 +23,9 @@ pub struct Batch {
     scratch: Vec<u8>,
     /// Where [`Batch::put_as`] builds each key, as `scratch` for the values.
     key_scratch: Vec<u8>,
+    /// The last partition [`Batch::put_as`] hashed and its hash (see
+    /// [`crate::keys::KeyBuilder::hash_memo`]).
+    hash_memo: HashMemo,
 }
 
 impl std::fmt::Debug for Batch {
@@ -64,7 +68,12 @@ impl Batch {
         table: &Table,
         value: &T,
     ) -> Result<&mut Batch> {
-        table.encode_value_into(value, &mut self.scratch, &mut self.key_scratch)?;
+        table.encode_value_into(
+            value,
+            &mut self.scratch,
+            &mut self.key_scratch,
+            &mut self.hash_memo,
+        )?;
         self.inner.put(&self.key_scratch, &self.scratch);
         self.touch(table);
         Ok(self)
@@ -360,6 +369,51 @@ mod tests {
             prop_assert_eq!(got, want);
             prop_assert_eq!(batch.len(), batch.inner.op_count());
             db.write(batch).unwrap();
+        }
+
+        /// Runs of rows of a few partitions (the empty text, texts that are prefixes of each
+        /// other), put in any mix into tables of other partition keys (one text, text and int,
+        /// a descending text, another attribute): every key `Batch::put_as` builds equals the
+        /// key of `Table::encode_value` (a fresh partition-hash memo each), so the memo the
+        /// batch keeps across keys and tables never gives a partition another's hash.
+        #[test]
+        fn kept_partition_hash_gives_encode_value_keys(
+            rows in proptest::collection::vec(
+                (0usize..4, 0usize..5, 0i64..3, 1usize..4),
+                1..30,
+            ),
+        ) {
+            const USERS: [&str; 5] = ["", "a", "ab", "b", "ba"];
+            let db = Db::memory().unwrap();
+            let schemas = [
+                TableSchema::new("t0", vec![KeyField::new("user", Kind::Text)])
+                    .with_sort(vec![KeyField::new("ts", Kind::Int)]),
+                TableSchema::new(
+                    "t1",
+                    vec![KeyField::new("user", Kind::Text), KeyField::new("ts", Kind::Int)],
+                ),
+                TableSchema::new("t2", vec![KeyField::new("user", Kind::Text).desc()])
+                    .with_sort(vec![KeyField::new("ts", Kind::Int)]),
+                TableSchema::new("t3", vec![KeyField::new("body", Kind::Text)])
+                    .with_sort(vec![KeyField::new("user", Kind::Text)]),
+            ];
+            let tables: Vec<Table> =
+                schemas.into_iter().map(|s| db.create_table(s).unwrap()).collect();
+            let mut batch = Batch::new();
+            let mut want = Vec::new();
+            for (t, u, ts, run) in rows {
+                for i in 0..run {
+                    let row = Value::Row {
+                        user: USERS[u].to_owned(),
+                        ts: ts + i as i64,
+                        body: USERS[(u + i) % USERS.len()].to_owned(),
+                    };
+                    batch.put_as(&tables[t], &row).unwrap();
+                    want.push(tables[t].encode_value(&row).unwrap().0);
+                }
+            }
+            let got: Vec<Vec<u8>> = batch.inner.iter().map(|(k, _)| k.to_vec()).collect();
+            prop_assert_eq!(got, want);
         }
     }
 }

@@ -213,6 +213,14 @@ impl KeyLayout {
     }
 }
 
+/// The partition bytes of the last key built with [`KeyBuilder::hash_memo`] and their `h`
+/// (`None`: nothing remembered yet).
+#[derive(Default, Debug, Clone)]
+pub(crate) struct HashMemo {
+    part: Vec<u8>,
+    h: Option<u16>,
+}
+
 /// Longest native encoding of a partition hash `h < 65536` (3 bytes from 8152 on).
 const MAX_HASH_LEN: usize = 3;
 
@@ -287,6 +295,24 @@ impl KeyBuilder<'_, '_> {
     /// fields.
     pub(crate) fn hash(&self) -> u16 {
         (crc32fast::hash(&self.out[self.gap()..]) >> 16) as u16
+    }
+
+    /// [`Self::hash`], remembered in `memo` for the next key: a key whose partition fields
+    /// are the very bytes of the previous one's (rows of one partition in a row, as a bulk
+    /// load writes them) takes the remembered `h` instead of hashing them again. `h` depends
+    /// on those bytes only (not on the table), so one memo serves keys of any table.
+    pub(crate) fn hash_memo(&self, memo: &mut HashMemo) -> u16 {
+        let part = &self.out[self.gap()..];
+        if let Some(h) = memo.h {
+            if memo.part == part {
+                return h;
+            }
+        }
+        let h = self.hash();
+        memo.part.clear();
+        memo.part.extend_from_slice(part);
+        memo.h = Some(h);
+        h
     }
 
     /// Finishes the key in the vector, with `h` from [`Self::hash`].

@@ -14,6 +14,7 @@ use crate::item::{Attr, Item};
 use crate::item_codec::{decode_item, encode_item, key_attr_at, ItemRef, KeyAttr};
 use crate::item_serde::from_item_bytes;
 use crate::item_serde::{to_item_bytes_keyed_into, KeySpots};
+use crate::keys::HashMemo;
 use crate::schema::{KeyField, TableSchema, MAX_KEY_FIELDS};
 
 /// The key of an item: the partition values, then the sort values, in schema order.
@@ -341,18 +342,21 @@ impl Table {
         // Most rows fit; a larger item grows as it is written.
         let mut v = Vec::with_capacity(128);
         let mut k = Vec::new();
-        self.encode_value_into(value, &mut v, &mut k)?;
+        self.encode_value_into(value, &mut v, &mut k, &mut HashMemo::default())?;
         Ok((k, v))
     }
 
     /// [`Table::encode_value`] with the value's bytes written into `v` and the key into `k`
     /// (their previous contents dropped, their allocations reused: a batch serializes item
-    /// after item into the same two buffers). On an error they hold no meaningful bytes.
+    /// after item into the same two buffers), the partition hash taken from `memo` when the
+    /// partition is the previous key's (see [`crate::keys::KeyBuilder::hash_memo`]). On an error they hold
+    /// no meaningful bytes.
     pub(crate) fn encode_value_into<T: serde::Serialize + ?Sized>(
         &self,
         value: &T,
         v: &mut Vec<u8>,
         k: &mut Vec<u8>,
+        memo: &mut HashMemo,
     ) -> Result<()> {
         let s = &self.def.schema;
         let mut spots = KeySpots::new(&s.partition, &s.sort);
@@ -382,7 +386,7 @@ impl Table {
                 KeyAttr::Nested(_) => {}
             }
             if i + 1 == np {
-                h = b.hash();
+                h = b.hash_memo(memo);
             }
         }
         b.finish(h);
