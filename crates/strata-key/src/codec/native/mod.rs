@@ -32,7 +32,7 @@ pub(crate) use reader::Reader;
 pub use reader::MAX_DEPTH;
 #[cfg(test)]
 pub(crate) use string::put_escaped;
-pub(crate) use string::{put_string, SHORT_BUF};
+pub(crate) use string::{put_string, put_text, SHORT_BUF};
 
 use crate::codec::TupleCodec;
 use crate::error::{DecodeError, EncodeError};
@@ -284,7 +284,7 @@ pub fn encode_int_element(v: i128, order: Order, out: &mut Vec<u8>) {
 #[inline]
 pub fn encode_text_element(s: &str, order: Order, out: &mut Vec<u8>) {
     let start = out.len();
-    put_string(out, TAG_TEXT, s.as_bytes());
+    put_text(out, TAG_TEXT, s);
     if order.descending {
         complement(&mut out[start..]);
     }
@@ -358,7 +358,7 @@ fn encode_value(
         }
         Value::Float(f) => put_f64(out, *f),
         Value::Bytes(b) => put_string(out, TAG_BYTES, b),
-        Value::Text(s) => put_string(out, TAG_TEXT, s.as_bytes()),
+        Value::Text(s) => put_text(out, TAG_TEXT, s),
         Value::Uuid(u) => put_uuid(out, u.as_bytes()),
         Value::Time(t) => {
             out.push(TAG_TIME);

@@ -30,6 +30,14 @@ pub(crate) trait Out {
     fn put_cut<const N: usize>(&mut self, bytes: [u8; N], n: usize);
     /// Runs `f` on the vector itself (for the rare elements written with `Vec` methods).
     fn with_vec<R>(&mut self, f: impl FnOnce(&mut Vec<u8>) -> R) -> R;
+    /// Appends `n` bytes that `write` stores through the pointer it is given, which has room
+    /// for `N` bytes: one capacity check for an element written with several (possibly
+    /// overlapping) stores.
+    ///
+    /// # Safety
+    /// `n <= N`; `write` writes only inside bytes `0..N` behind the pointer (unaligned) and
+    /// initialises all of the bytes `0..n`.
+    unsafe fn put_raw<const N: usize>(&mut self, n: usize, write: impl FnOnce(*mut u8));
 }
 
 impl Out for Vec<u8> {
@@ -40,6 +48,18 @@ impl Out for Vec<u8> {
     #[inline(always)]
     fn with_vec<R>(&mut self, f: impl FnOnce(&mut Vec<u8>) -> R) -> R {
         f(self)
+    }
+    #[inline(always)]
+    unsafe fn put_raw<const N: usize>(&mut self, n: usize, write: impl FnOnce(*mut u8)) {
+        self.reserve(N);
+        let len = self.len();
+        // SAFETY: `reserve(N)` leaves room for `N` bytes after `len`, where `write` stores
+        // (the caller's contract), and `write` initialises `len..len + n` with `n <= N`.
+        // Tested by `put_raw_appends_like_put_cut` and by every encoder test.
+        unsafe {
+            write(self.as_mut_ptr().add(len));
+            self.set_len(len + n);
+        }
     }
 }
 
@@ -118,6 +138,21 @@ impl Out for Cursor<'_> {
     }
 
     #[inline(always)]
+    unsafe fn put_raw<const N: usize>(&mut self, n: usize, write: impl FnOnce(*mut u8)) {
+        if self.cap - self.len < N {
+            self.grow(N);
+        }
+        // SAFETY: `cap - len >= N` (checked above, or made so by `grow`) and `ptr` is the
+        // vector's buffer of `cap` bytes (the invariant), so `write`, which stores only inside
+        // `0..N` from `len` (the caller's contract), stays inside the allocation; it
+        // initialises `len..len + n` and `n <= N`, so the invariant holds for the new length.
+        // Tested by `put_raw_appends_like_put_cut` (buffers exactly full so that every put
+        // grows) and by `asc_serializer_writes_what_the_ordered_one_writes`.
+        unsafe { write(self.ptr.add(self.len)) };
+        self.len += n;
+    }
+
+    #[inline(always)]
     fn with_vec<R>(&mut self, f: impl FnOnce(&mut Vec<u8>) -> R) -> R {
         // SAFETY: bytes `0..len` are initialised and `len <= cap` (the invariant).
         unsafe { self.vec.set_len(self.len) };
@@ -177,6 +212,47 @@ mod tests {
             }
         }
         assert_eq!(got, want);
+    }
+
+    /// `put_raw` with several overlapping stores (the way the string encoders use it) appends
+    /// what `put_cut` appends, on a vector and through a cursor, with buffers exactly full so
+    /// that every put grows.
+    #[test]
+    fn put_raw_appends_like_put_cut() {
+        fn raw<O: Out>(o: &mut O, bytes: [u8; 16], n: usize) {
+            // Two overlapping 8-byte stores and one byte store, like `put_string`'s.
+            // SAFETY: n <= 16 < 18; the stores write bytes 0..8, n/2..n/2+8 and 17 of the 18;
+            // they cover 0..n for n <= 16 (n/2 <= 8 and n/2 + 8 >= n).
+            unsafe {
+                o.put_raw::<18>(n, |p| {
+                    p.cast::<[u8; 8]>()
+                        .write_unaligned(bytes[..8].try_into().unwrap());
+                    p.add(n / 2)
+                        .cast::<[u8; 8]>()
+                        .write_unaligned(bytes[n / 2..n / 2 + 8].try_into().unwrap());
+                    p.add(17).write(0xee);
+                })
+            }
+        }
+        for have in 0..20usize {
+            let start: Vec<u8> = (0..have).map(|i| i as u8).collect();
+            let mut want = start.clone();
+            let mut got_vec = start.clone();
+            let mut got = start.clone();
+            got.shrink_to_fit();
+            {
+                let mut c = Cursor::new(&mut got);
+                for n in 0..=16 {
+                    let bytes: [u8; 16] = std::array::from_fn(|i| (n * 16 + i) as u8);
+                    raw(&mut c, bytes, n);
+                    got_vec.shrink_to_fit();
+                    raw(&mut got_vec, bytes, n);
+                    want.put_cut(bytes, n);
+                }
+            }
+            assert_eq!(got, want);
+            assert_eq!(got_vec, want);
+        }
     }
 
     #[test]

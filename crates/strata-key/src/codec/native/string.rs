@@ -116,8 +116,8 @@ pub(crate) fn put_escaped(out: &mut Vec<u8>, s: &[u8]) {
 }
 
 /// A string element: `tag`, then `s` as [`put_escaped`] writes it. A string of at most 16
-/// bytes with no byte `≥ 0xfc` (short text, a UUID, the common case) is written with one or
-/// two stores, cut back.
+/// bytes with no byte `≥ 0xfc` (short text, a UUID, the common case) is written with a few
+/// stores after one capacity check.
 #[inline(always)]
 pub(crate) fn put_string<O: Out>(out: &mut O, tag: u8, s: &[u8]) {
     let n = s.len();
@@ -129,40 +129,127 @@ pub(crate) fn put_string<O: Out>(out: &mut O, tag: u8, s: &[u8]) {
             out.with_vec(|o| put_short_escaped(o, tag, u128::from(x), n));
             return;
         }
-        let lanes = 8 * n as u32;
-        let content = (1u64 << lanes) - 1;
-        let body = ((x + SHIFTS) & content) | (u64::from(STR_END) << lanes);
-        let word = u128::from(tag) | (u128::from(body) << 8);
-        out.put_cut(word.to_le_bytes(), n + 2);
+        put_plain7(out, tag, x, n);
         return;
     }
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+    if n == 16 {
+        // (A UUID: the length is a constant there, and this is the only path left.)
+        return put_plain16_v(out, tag, s);
+    }
     if n <= 16 {
-        // Two overlapping 8-byte loads; the content in a u128 (zero above), the terminator
-        // after it.
+        // Two overlapping 8-byte loads.
         let lo = load_le(s);
         let hi = load_le(&s[n - 8..]);
-        let c = u128::from(lo) | (u128::from(hi) << (8 * (n - 8)));
         if ge_fc_bits(lo) | ge_fc_bits(hi) != 0 {
+            let c = u128::from(lo) | (u128::from(hi) << (8 * (n - 8)));
             out.with_vec(|o| put_short_escaped(o, tag, c, n));
             return;
         }
-        // No byte is ≥ 0xfc: adding the shifts carries nothing across lanes.
-        let mut c = (c + SHIFTS128) & (u128::MAX >> (128 - 8 * n));
-        if n < 16 {
-            c |= u128::from(STR_END) << (8 * n);
-        }
-        let mut buf = [0u8; 18];
-        buf[..16].copy_from_slice(&(u128::from(tag) | (c << 8)).to_le_bytes());
-        buf[16] = (c >> 120) as u8;
-        buf[17] = STR_END;
-        out.put_cut(buf, n + 2);
+        put_plain16(out, tag, lo, hi, n);
         return;
     }
     out.with_vec(|o| put_string_escaped(o, tag, s));
 }
 
-/// [`SHIFTS`] in every byte of a `u128`.
-const SHIFTS128: u128 = SHIFTS as u128 * ((1 << 64) + 1);
+/// A text element (`tag` is the text tag): [`put_string`] without looking for bytes
+/// `≥ 0xfc`, which UTF-8 never has (its bytes are at most `0xf4`), so no byte is escaped.
+#[inline(always)]
+pub(crate) fn put_text<O: Out>(out: &mut O, tag: u8, s: &str) {
+    let s = s.as_bytes();
+    let n = s.len();
+    if n < 8 {
+        put_plain7(out, tag, load_le_short(s), n);
+    } else if n <= 16 {
+        put_plain16(out, tag, load_le(s), load_le(&s[n - 8..]), n);
+    } else {
+        out.with_vec(|o| put_string_escaped(o, tag, s));
+    }
+}
+
+/// `tag`, the `n < 8` low lanes of `x` (zero above; no byte `≥ 0xfc`) shifted, and the
+/// terminator: one 8-byte store of the tag and the shifted content (the lanes past the content
+/// hold `02`), then the terminator's byte over the lane after the content.
+#[inline(always)]
+fn put_plain7<O: Out>(out: &mut O, tag: u8, x: u64, n: usize) {
+    debug_assert!(n < 8 && !any_ge_fc(x));
+    // No lane carries: a content byte is below 0xfc, the lanes above it are 0. The top lane of
+    // `x` (zero: n < 8) shifts out.
+    let word = (x << 8).wrapping_add((SHIFTS << 8) | u64::from(tag));
+    // SAFETY: n + 2 <= 9 = N. The stores write bytes 0..8 and n + 1 <= 8, inside 0..9, and
+    // together initialise 0..n + 2. Tested by `put_string_is_tag_then_put_escaped` (every
+    // length and byte value) and `put_text_is_put_string`.
+    unsafe {
+        out.put_raw::<9>(n + 2, |p| {
+            p.cast::<[u8; 8]>().write_unaligned(word.to_le_bytes());
+            p.add(n + 1).write(STR_END);
+        })
+    }
+}
+
+/// `tag`, the `n` (8 to 16) bytes whose first 8 are `lo` and last 8 are `hi` (no byte
+/// `≥ 0xfc`) shifted, and the terminator: four stores (the two words overlap when `n < 16`).
+#[inline(always)]
+fn put_plain16<O: Out>(out: &mut O, tag: u8, lo: u64, hi: u64, n: usize) {
+    debug_assert!((8..=16).contains(&n) && !any_ge_fc(lo) && !any_ge_fc(hi));
+    // No lane carries: every byte is below 0xfc.
+    let (lo, hi) = (lo.wrapping_add(SHIFTS), hi.wrapping_add(SHIFTS));
+    // SAFETY: n + 2 <= 18 = N. The stores write byte 0, bytes 1..9, n − 7..n + 1 and n + 1,
+    // all inside 0..18 (n <= 16), and cover 0..n + 2 (n − 7 <= 9). Tested by
+    // `put_string_is_tag_then_put_escaped` (every length and byte value) and
+    // `put_text_is_put_string`.
+    unsafe {
+        out.put_raw::<18>(n + 2, |p| {
+            p.write(tag);
+            p.add(1).cast::<[u8; 8]>().write_unaligned(lo.to_le_bytes());
+            p.add(n - 7)
+                .cast::<[u8; 8]>()
+                .write_unaligned(hi.to_le_bytes());
+            p.add(n + 1).write(STR_END);
+        })
+    }
+}
+
+/// [`put_string`] of exactly 16 bytes in SSE2 registers: one load, the test for bytes
+/// `≥ 0xfc` as a move-mask, one add, and three stores (tag, content, terminator).
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+#[inline(always)]
+fn put_plain16_v<O: Out>(out: &mut O, tag: u8, s: &[u8]) {
+    use std::arch::x86_64::{
+        __m128i, _mm_add_epi8, _mm_cmplt_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_set1_epi8,
+        _mm_storeu_si128,
+    };
+    let Ok(a) = <&[u8; 16]>::try_from(s) else {
+        return out.with_vec(|o| put_string_escaped(o, tag, s));
+    };
+    // SAFETY: SSE2 is enabled (the `cfg` above; part of the x86-64 baseline). The load reads
+    // the 16 bytes of `a` (`_mm_loadu` needs no alignment); the other intrinsics take no
+    // pointer.
+    let (v, big) = unsafe {
+        let v = _mm_loadu_si128(a.as_ptr().cast::<__m128i>());
+        // Bytes ≥ 0xfc: b + 0x84 lands on 0x80..=0x83 (signed −128..=−125), others above.
+        let big = _mm_movemask_epi8(_mm_cmplt_epi8(
+            _mm_add_epi8(v, _mm_set1_epi8(0x84u8 as i8)),
+            _mm_set1_epi8(0x84u8 as i8),
+        ));
+        (_mm_add_epi8(v, _mm_set1_epi8(STR_SHIFT as i8)), big)
+    };
+    if big != 0 {
+        let c = u128::from_le_bytes(*a);
+        return out.with_vec(|o| put_short_escaped(o, tag, c, 16));
+    }
+    // SAFETY: 18 = N bytes. The stores write bytes 0, 1..17 and 17, initialising all 18
+    // (`_mm_storeu` needs no alignment); SSE2 as above. Tested by
+    // `put_string_is_tag_then_put_escaped` (every byte value at every position of 16 bytes)
+    // and `one_code16_element_is_put_escaped`.
+    unsafe {
+        out.put_raw::<18>(18, |p| {
+            p.write(tag);
+            _mm_storeu_si128(p.add(1).cast::<__m128i>(), v);
+            p.add(17).write(STR_END);
+        })
+    }
+}
 
 /// [`put_string`] for a string of at most 16 bytes with some byte `≥ 0xfc` (22% of random
 /// UUIDs), from registers: `c` holds its `n` bytes in the low lanes, zero above. Each half
@@ -714,6 +801,42 @@ mod tests {
                 let mut got = vec![0xaa];
                 put_string(&mut got, 0x42, &s);
                 assert_eq!(got, want, "{s:?}");
+            }
+        }
+    }
+
+    /// `put_text` (which skips the test for bytes `≥ 0xfc`) writes what `put_string` writes,
+    /// on a vector and through a cursor, for text of 0 to 40 bytes made of one- to four-byte
+    /// characters (the highest UTF-8 bytes, `f4` and `bf`, at every position).
+    #[test]
+    fn put_text_is_put_string() {
+        use super::super::put::Cursor;
+        let chars = [
+            'a',
+            '\0',
+            '\u{7f}',
+            '\u{e9}',
+            '\u{7ff}',
+            '\u{ffff}',
+            '\u{10ffff}',
+        ];
+        for len in 0..=40usize {
+            for (k, &c) in chars.iter().enumerate() {
+                for at in 0..len.max(1) {
+                    let mut t: String = (0..len).map(|i| chars[(i + k) % 3]).collect();
+                    if len > 0 {
+                        t.insert(at, c);
+                    }
+                    let mut want = vec![0xaa];
+                    put_string(&mut want, 0x42, t.as_bytes());
+                    let mut got = vec![0xaa];
+                    put_text(&mut got, 0x42, &t);
+                    assert_eq!(got, want, "{t:?}");
+                    let mut got = vec![0xaa];
+                    got.shrink_to_fit(); // full: the put must grow the buffer
+                    put_text(&mut Cursor::new(&mut got), 0x42, &t);
+                    assert_eq!(got, want, "{t:?}");
+                }
             }
         }
     }

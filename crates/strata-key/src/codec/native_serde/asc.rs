@@ -165,7 +165,7 @@ impl<'s, 'a> ser::Serializer for &'s mut AscSerializer<'a> {
     }
     #[inline(always)]
     fn serialize_str(self, v: &str) -> Result<()> {
-        put_string(&mut self.out, TAG_TEXT, v.as_bytes());
+        put_text(&mut self.out, TAG_TEXT, v);
         Ok(())
     }
     #[inline(always)]

@@ -235,7 +235,7 @@ impl<'s, 'a> ser::Serializer for &'s mut KeySerializer<'a> {
     #[inline]
     fn serialize_str(self, v: &str) -> Result<()> {
         let d = self.begin();
-        put_string(self.out, TAG_TEXT, v.as_bytes());
+        put_text(self.out, TAG_TEXT, v);
         self.end(d)
     }
     #[inline]
