@@ -66,6 +66,11 @@ pub trait ReadableFile: Send + Sync {
     fn map(&self) -> Option<Arc<dyn ReadableFile>> {
         None
     }
+    /// The whole file in place, when this is a memory map ([`ReadableFile::map`]): a reader
+    /// may search bytes it has checked before without copying them. `None` by default.
+    fn mapped_bytes(&self) -> Option<&[u8]> {
+        None
+    }
 }
 
 /// The file system under the engine.
@@ -211,6 +216,9 @@ impl ReadableFile for MappedReadable {
     }
     fn len(&self) -> u64 {
         self.map.len() as u64
+    }
+    fn mapped_bytes(&self) -> Option<&[u8]> {
+        Some(&self.map)
     }
 }
 

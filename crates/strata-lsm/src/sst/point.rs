@@ -10,11 +10,14 @@
 //! point read; never written to disk.
 
 use std::cmp::Ordering;
+use std::ops::Range;
 use std::sync::Arc;
 
 use super::block::{Block, BlockError, ValueRef};
 use super::index::head;
 use super::keycmp;
+use crate::coding::{get_varint, u32_at};
+use crate::error::FormatError;
 
 /// Longest shared prefix kept (when restart keys share more, its first 24 bytes).
 const MAX_PREFIX: usize = 24;
@@ -192,6 +195,109 @@ impl PointIndex {
     }
 }
 
+/// Asks the CPU to bring the cache line holding `p` closer; no effect on anything else.
+#[inline(always)]
+fn prefetch(p: *const u8) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is a hint: it never faults (whatever the address, mapped or not),
+    // reads nothing the program can observe and writes nothing; SSE is part of the x86-64
+    // baseline.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p.cast::<i8>());
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
+}
+
+/// The whole key stored at the restart entry at `pos` of `entries` (a restart entry shares
+/// no prefix), read in place.
+fn restart_key_at(entries: &[u8], pos: usize) -> Result<&[u8], BlockError> {
+    let bad = |what: &str| FormatError::new(pos, format!("bad restart entry: {what}"));
+    let mut p = pos;
+    let shared = get_varint(entries, &mut p).ok_or_else(|| bad("shared length"))?;
+    let unshared = get_varint(entries, &mut p).ok_or_else(|| bad("key length"))?;
+    get_varint(entries, &mut p).ok_or_else(|| bad("value length"))?;
+    if shared != 0 {
+        return Err(bad("it shares a prefix"));
+    }
+    usize::try_from(unshared)
+        .ok()
+        .and_then(|u| entries.get(p..p.checked_add(u)?))
+        .ok_or_else(|| bad("key runs past the block"))
+}
+
+/// Where in `block` (a data block's bytes, searched where they lie: a verified block of a
+/// memory-mapped file) a point read of `target` must look: the restart interval from the last
+/// restart point whose key is `<= target` (the first one when none is) to the next restart
+/// point, or to the end of the entries. `None` when the block has no entry. Reads the restart
+/// array, the restart keys the binary search probes (their lines are all requested at once,
+/// so that the misses of a block outside the CPU caches overlap) and nothing else; every
+/// offset is checked, so any bytes give a range inside the entries or an error.
+///
+/// The interval holds `target` if the block does: a point read copies just these bytes (a few
+/// hundred, instead of the block's 4 KiB) and scans them as a block of one restart point
+/// ([`interval_block`]).
+pub fn interval_for(block: &[u8], target: &[u8]) -> Result<Option<Range<usize>>, BlockError> {
+    let len = block.len();
+    let n = u32_at(block, len.wrapping_sub(4))
+        .ok_or_else(|| FormatError::new(0, "block shorter than its restart count"))?
+        as usize;
+    let end = n
+        .checked_mul(4)
+        .and_then(|b| len.checked_sub(4 + b))
+        .ok_or_else(|| {
+            FormatError::new(
+                len - 4,
+                format!("restart count {n} does not fit in the block"),
+            )
+        })?;
+    if n == 0 {
+        return if end == 0 {
+            Ok(None)
+        } else {
+            Err(FormatError::new(len - 4, "entries without a restart point"))
+        };
+    }
+    let entries = &block[..end];
+    // Restart offsets past the entries are not prefetched; the search reports them.
+    let at = |i: usize| u32_at(block, end + 4 * i).map_or(usize::MAX, |r| r as usize);
+    for i in 1..n {
+        let r = at(i);
+        if r < end {
+            prefetch(entries.as_ptr().wrapping_add(r));
+        }
+    }
+    let (mut lo, mut hi) = (0usize, n);
+    while hi - lo > 1 {
+        let mid = (lo + hi) / 2;
+        if keycmp::lt(target, restart_key_at(entries, at(mid))?) {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    let start = at(lo);
+    let stop = if lo + 1 < n { at(lo + 1) } else { end };
+    if start >= stop || stop > end {
+        return Err(FormatError::new(
+            end + 4 * lo,
+            format!("restart offsets {start}..{stop} out of order or past the entries ({end})"),
+        ));
+    }
+    Ok(Some(start..stop))
+}
+
+/// A block of one restart point holding `entries`, the bytes of one restart interval of a
+/// block (from [`interval_for`]): `entries | 0u32 | 1u32`. [`Block::get`] on it finds what it
+/// finds in the whole block when the interval is the one [`interval_for`] chose.
+pub fn interval_block(entries: &[u8]) -> Result<Block, BlockError> {
+    let mut v = Vec::with_capacity(entries.len() + 8);
+    v.extend_from_slice(entries);
+    v.extend_from_slice(&0u32.to_le_bytes());
+    v.extend_from_slice(&1u32.to_le_bytes());
+    Block::new(Arc::new(v))
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::block::BlockBuilder;
@@ -295,6 +401,79 @@ mod tests {
             }
             for t in &all {
                 prop_assert_eq!(pi.get(&same, t).unwrap(), blk.get(t).unwrap(), "target {:?}", t);
+            }
+        }
+    }
+
+    /// The point read of a block searched in place: its restart interval's bytes as a block
+    /// of their own give what [`Block::get`] gives on the whole block.
+    fn in_place_get(blk: &Block, target: &[u8]) -> Option<(Vec<u8>, ValueRef)> {
+        let r = interval_for(blk.data(), target).unwrap()?;
+        let small = interval_block(&blk.data()[r.clone()]).unwrap();
+        let v = small.get(target).unwrap()?;
+        Some((small.value_slice(v).unwrap_or_default().to_vec(), v))
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 500, ..ProptestConfig::default() })]
+
+        /// Reading in place ([`interval_for`], then the interval as a block) finds exactly
+        /// the entries [`Block::get`] finds (value bytes and tombstones), for every key and
+        /// targets around them, restart points by count and by bytes.
+        #[test]
+        fn interval_read_matches_block_get(
+            prefix in proptest::collection::vec(any::<u8>(), 0..12),
+            tails in proptest::collection::btree_map(proptest::collection::vec(0u8..3, 0..8),
+                                                     proptest::option::of(0usize..200), 1..80),
+            targets in proptest::collection::vec(proptest::collection::vec(0u8..3, 0..9), 0..20),
+            interval in 1usize..20,
+            spacing in prop_oneof![Just(usize::MAX), 1usize..600],
+        ) {
+            let mut bb = BlockBuilder::with_spacing(interval, spacing);
+            let mut all = Vec::new();
+            for (t, v) in &tails {
+                let k: Vec<u8> = prefix.iter().chain(t).copied().collect();
+                bb.add(&k, v.map(|n| vec![t.len() as u8; n]).as_deref());
+                all.push(k);
+            }
+            let blk = Block::new(Arc::new(bb.finish())).unwrap();
+            for t in &targets {
+                all.push(prefix.iter().chain(t).copied().collect());
+                all.push(t.clone());
+            }
+            for t in &all {
+                let whole = blk.get(t).unwrap();
+                let want = whole.map(|v| (blk.value_slice(v).unwrap_or_default().to_vec(), v.tombstone));
+                let got = in_place_get(&blk, t).map(|(bytes, v)| (bytes, v.tombstone));
+                prop_assert_eq!(got, want, "target {:?}", t);
+            }
+        }
+
+        /// Any bytes (a block with some bytes changed, or none at all): the in-place search
+        /// returns a range inside the entries or an error, never panics.
+        #[test]
+        fn interval_for_takes_any_bytes(
+            keys in proptest::collection::btree_set(proptest::collection::vec(any::<u8>(), 0..10), 1..40),
+            flips in proptest::collection::vec((any::<usize>(), any::<u8>()), 0..6),
+            cut in any::<usize>(),
+            target in proptest::collection::vec(any::<u8>(), 0..10),
+        ) {
+            let mut bb = BlockBuilder::with_spacing(3, usize::MAX);
+            for k in &keys {
+                bb.add(k, Some(b"value"));
+            }
+            let mut b = bb.finish();
+            for (at, x) in flips {
+                let i = at % b.len();
+                b[i] ^= x;
+            }
+            b.truncate(cut % (b.len() + 1));
+            if let Ok(Some(r)) = interval_for(&b, &target) {
+                prop_assert!(r.start < r.end && r.end + 4 <= b.len());
+                // The interval as a block: any bytes again, errors at worst.
+                if let Ok(small) = interval_block(&b[r]) {
+                    let _ = small.get(&target);
+                }
             }
         }
     }
