@@ -197,7 +197,7 @@ impl PointIndex {
 
 /// Asks the CPU to bring the cache line holding `p` closer; no effect on anything else.
 #[inline(always)]
-fn prefetch(p: *const u8) {
+pub(crate) fn prefetch(p: *const u8) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: a prefetch is a hint: it never faults (whatever the address, mapped or not),
     // reads nothing the program can observe and writes nothing; SSE is part of the x86-64
