@@ -166,25 +166,34 @@ fn prefetch(p: *const u8) {
 /// Error of block decoding: offset inside the block and reason.
 pub type BlockError = FormatError;
 
+/// The restart array of a block's bytes: `(offset where the entries end and the restart
+/// offsets begin, number of restart points)`, checked to fit in the block; a block with
+/// entries and no restart point is an error. Shared by [`Block::new`] and the in-place point
+/// read (`point::interval_for`), which must accept and reject the same blocks.
+pub(crate) fn restart_array(data: &[u8]) -> Result<(usize, usize), BlockError> {
+    let len = data.len();
+    let n = u32_at(data, len.wrapping_sub(4))
+        .ok_or_else(|| FormatError::new(0, "block shorter than its restart count"))?
+        as usize;
+    let restarts = n
+        .checked_mul(4)
+        .and_then(|b| len.checked_sub(4 + b))
+        .ok_or_else(|| {
+            FormatError::new(
+                len.saturating_sub(4),
+                format!("restart count {n} does not fit in the block"),
+            )
+        })?;
+    if n == 0 && restarts != 0 {
+        return Err(FormatError::new(len - 4, "entries without a restart point"));
+    }
+    Ok((restarts, n))
+}
+
 impl Block {
     /// Parses the restart array of a block.
     pub fn new(data: Arc<Vec<u8>>) -> Result<Block, BlockError> {
-        let len = data.len();
-        let n = u32_at(&data, len.wrapping_sub(4))
-            .ok_or_else(|| FormatError::new(0, "block shorter than its restart count"))?
-            as usize;
-        let restarts = n
-            .checked_mul(4)
-            .and_then(|b| len.checked_sub(4 + b))
-            .ok_or_else(|| {
-                FormatError::new(
-                    len.saturating_sub(4),
-                    format!("restart count {n} does not fit in the block"),
-                )
-            })?;
-        if n == 0 && restarts != 0 {
-            return Err(FormatError::new(len - 4, "entries without a restart point"));
-        }
+        let (restarts, n) = restart_array(&data)?;
         Ok(Block {
             data,
             restarts,

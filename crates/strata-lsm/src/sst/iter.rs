@@ -512,26 +512,35 @@ mod tests {
         assert_eq!(walk(ts), want(&small));
     }
 
+    /// A table of 200 entries in blocks of ~64 bytes with a byte of block 2 flipped on disk,
+    /// reopened over a cache of `cache_bytes` (read with `pread`); and block 1's last key.
+    fn flipped_in_block_2(dir: &std::path::Path, cache_bytes: usize) -> (Table, Vec<u8>) {
+        let m: crate::iter::testing::Model = (0u32..200)
+            .map(|i| (i.to_be_bytes().to_vec(), Some(vec![b'v'; 20])))
+            .collect();
+        let t = testing::table_with_cache(dir, 1, &m, 64, 0);
+        assert!(t.block_count() > 4);
+        let (off, _) = t.index().handle(2);
+        let last_of_1 = t.index().last_key(1).to_vec();
+        let path = t.path().to_path_buf();
+        let mut bytes = std::fs::read(&path).unwrap();
+        bytes[off as usize + 1] ^= 0x40;
+        std::fs::write(&path, &bytes).unwrap();
+        let fs: Arc<dyn crate::fs::Fs> = Arc::new(crate::fs::RealFs);
+        let cache = Arc::new(crate::sst::cache::BlockCache::new(cache_bytes));
+        (
+            Table::open(fs, &path, t.meta.clone(), cache).unwrap(),
+            last_of_1,
+        )
+    }
+
     /// A bounded reader of a mapped file (a Query) checks the blocks it copies from the map:
     /// a flipped byte in the block a seek lands on, or in one a step reaches, is reported as
     /// corruption, every time it is read (a block that never matched is never trusted).
     #[test]
     fn bounded_mapped_reads_check_blocks() {
         let dir = tempfile::tempdir().unwrap();
-        let m: crate::iter::testing::Model = (0u32..200)
-            .map(|i| (i.to_be_bytes().to_vec(), Some(vec![b'v'; 20])))
-            .collect();
-        let t = testing::table_with_cache(dir.path(), 1, &m, 64, 0);
-        assert!(t.block_count() > 4);
-        let (off, _) = t.index().handle(2);
-        let first_of_2 = t.index().last_key(1).to_vec();
-        let path = t.path().to_path_buf();
-        let mut bytes = std::fs::read(&path).unwrap();
-        bytes[off as usize + 1] ^= 0x40;
-        std::fs::write(&path, &bytes).unwrap();
-        let fs: Arc<dyn crate::fs::Fs> = Arc::new(crate::fs::RealFs);
-        let cache = Arc::new(crate::sst::cache::BlockCache::new(1 << 20));
-        let t = Table::open(fs, &path, t.meta.clone(), cache).unwrap();
+        let (t, last_of_1) = flipped_in_block_2(dir.path(), 1 << 20);
         let t = Arc::new(t.with_mapped_reads(true));
         assert!(t.is_mapped());
         let bound: Option<Arc<[u8]>> = Some(Arc::from(&199u32.to_be_bytes()[..]));
@@ -539,14 +548,14 @@ mod tests {
             // A seek into block 2 (its first key is past block 1's last).
             let mut it = SstIter::new(Arc::clone(&t));
             it.set_read_bound(bound.clone());
-            let mut target = first_of_2.clone();
+            let mut target = last_of_1.clone();
             target.push(0);
             let e = it.seek(&target).expect_err("the flipped block is reported");
             assert!(e.to_string().contains("checksum"), "{e}");
             // Steps from block 1 into block 2.
             let mut it = SstIter::new(Arc::clone(&t));
             it.set_read_bound(bound.clone());
-            it.seek(&first_of_2).unwrap();
+            it.seek(&last_of_1).unwrap();
             let mut err = None;
             while it.valid() {
                 if let Err(e) = it.next() {
@@ -564,20 +573,9 @@ mod tests {
     #[test]
     fn readahead_checks_every_block() {
         let dir = tempfile::tempdir().unwrap();
-        let m: crate::iter::testing::Model = (0u32..200)
-            .map(|i| (i.to_be_bytes().to_vec(), Some(vec![b'v'; 20])))
-            .collect();
-        let t = testing::table_with_cache(dir.path(), 1, &m, 64, 0);
-        assert!(t.block_count() > 4);
-        // Flip a byte inside block 2 (read by the run that starts at block 1).
-        let (off, _) = t.index().handle(2);
-        let path = t.path().to_path_buf();
-        let mut bytes = std::fs::read(&path).unwrap();
-        bytes[off as usize + 1] ^= 0x40;
-        std::fs::write(&path, &bytes).unwrap();
-        let fs: Arc<dyn crate::fs::Fs> = Arc::new(crate::fs::RealFs);
-        let cache = Arc::new(crate::sst::cache::BlockCache::new(0));
-        let t = Arc::new(Table::open(fs, &path, t.meta.clone(), cache).unwrap());
+        // Block 2 is read by the run that starts at block 1.
+        let (t, _) = flipped_in_block_2(dir.path(), 0);
+        let t = Arc::new(t);
         let mut it = SstIter::new(t);
         it.seek_to_first().unwrap();
         let mut err = None;

@@ -13,7 +13,7 @@ use std::cmp::Ordering;
 use std::ops::Range;
 use std::sync::Arc;
 
-use super::block::{Block, BlockError, ValueRef};
+use super::block::{restart_array, Block, BlockError, ValueRef};
 use super::index::head;
 use super::keycmp;
 use crate::coding::{get_varint, u32_at};
@@ -238,25 +238,9 @@ fn restart_key_at(entries: &[u8], pos: usize) -> Result<&[u8], BlockError> {
 /// hundred, instead of the block's 4 KiB) and scans them as a block of one restart point
 /// ([`interval_block`]).
 pub fn interval_for(block: &[u8], target: &[u8]) -> Result<Option<Range<usize>>, BlockError> {
-    let len = block.len();
-    let n = u32_at(block, len.wrapping_sub(4))
-        .ok_or_else(|| FormatError::new(0, "block shorter than its restart count"))?
-        as usize;
-    let end = n
-        .checked_mul(4)
-        .and_then(|b| len.checked_sub(4 + b))
-        .ok_or_else(|| {
-            FormatError::new(
-                len - 4,
-                format!("restart count {n} does not fit in the block"),
-            )
-        })?;
+    let (end, n) = restart_array(block)?;
     if n == 0 {
-        return if end == 0 {
-            Ok(None)
-        } else {
-            Err(FormatError::new(len - 4, "entries without a restart point"))
-        };
+        return Ok(None);
     }
     let entries = &block[..end];
     // Restart offsets past the entries are not prefetched; the search reports them.
