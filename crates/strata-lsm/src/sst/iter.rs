@@ -372,6 +372,21 @@ impl InternalIter for SstIter {
 /// Test helpers shared by the iterator tests: SSTs written to a temporary directory.
 #[cfg(test)]
 pub(crate) mod testing {
+    /// Flips one bit of data block `i` of `t`'s file in place (not through the engine): the
+    /// block's second byte, so that its checksum no longer matches.
+    pub fn flip_in_block(t: &Table, i: usize) {
+        use std::os::unix::fs::FileExt;
+        let (off, _) = t.index().handle(i);
+        let f = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(t.path())
+            .unwrap();
+        let mut b = [0u8];
+        f.read_exact_at(&mut b, off + 1).unwrap();
+        f.write_all_at(&[b[0] ^ 0x40], off + 1).unwrap();
+    }
+
     use std::path::Path;
     use std::sync::Arc;
 
@@ -512,6 +527,19 @@ mod tests {
         assert_eq!(walk(ts), want(&small));
     }
 
+    /// Steps `it` forward until a step fails, and checks that it failed on a checksum.
+    fn steps_into_checksum_error(it: &mut SstIter) {
+        let mut err = None;
+        while it.valid() {
+            if let Err(e) = it.next() {
+                err = Some(e);
+                break;
+            }
+        }
+        let e = err.expect("the flipped block is reported");
+        assert!(e.to_string().contains("checksum"), "{e}");
+    }
+
     /// A table of 200 entries in blocks of ~64 bytes with a byte of block 2 flipped on disk,
     /// reopened over a cache of `cache_bytes` (read with `pread`); and block 1's last key.
     fn flipped_in_block_2(dir: &std::path::Path, cache_bytes: usize) -> (Table, Vec<u8>) {
@@ -520,12 +548,9 @@ mod tests {
             .collect();
         let t = testing::table_with_cache(dir, 1, &m, 64, 0);
         assert!(t.block_count() > 4);
-        let (off, _) = t.index().handle(2);
         let last_of_1 = t.index().last_key(1).to_vec();
+        testing::flip_in_block(&t, 2);
         let path = t.path().to_path_buf();
-        let mut bytes = std::fs::read(&path).unwrap();
-        bytes[off as usize + 1] ^= 0x40;
-        std::fs::write(&path, &bytes).unwrap();
         let fs: Arc<dyn crate::fs::Fs> = Arc::new(crate::fs::RealFs);
         let cache = Arc::new(crate::sst::cache::BlockCache::new(cache_bytes));
         (
@@ -556,15 +581,7 @@ mod tests {
             let mut it = SstIter::new(Arc::clone(&t));
             it.set_read_bound(bound.clone());
             it.seek(&last_of_1).unwrap();
-            let mut err = None;
-            while it.valid() {
-                if let Err(e) = it.next() {
-                    err = Some(e);
-                    break;
-                }
-            }
-            let e = err.expect("the flipped block is reported");
-            assert!(e.to_string().contains("checksum"), "{e}");
+            steps_into_checksum_error(&mut it);
         }
     }
 
@@ -578,14 +595,6 @@ mod tests {
         let t = Arc::new(t);
         let mut it = SstIter::new(t);
         it.seek_to_first().unwrap();
-        let mut err = None;
-        while it.valid() {
-            if let Err(e) = it.next() {
-                err = Some(e);
-                break;
-            }
-        }
-        let e = err.expect("the flipped block is reported");
-        assert!(e.to_string().contains("checksum"), "{e}");
+        steps_into_checksum_error(&mut it);
     }
 }

@@ -356,19 +356,14 @@ impl Table {
     fn load_block(&self, i: usize, off: u64, len: u32, fill: bool) -> Result<Arc<Vec<u8>>> {
         let d = match &self.mapped {
             Some(m) => {
-                let (word, bit) = (i / 64, 1u64 << (i % 64));
-                let seen = self.verified.get(word);
-                if seen.is_some_and(|w| w.load(Ordering::Relaxed) & bit != 0) {
+                if self.is_verified(i) {
                     // The file never changes while it is open (it is finished, and only ever
                     // unlinked), and these bytes matched their checksum before.
                     m.read_vec_at(len as usize, off)
                         .map_err(|e| Error::io(&self.path)(e))?
                 } else {
                     let d = Table::read_checked(m.as_ref(), &self.path, off, len)?;
-                    if let Some(w) = seen {
-                        // Relaxed: the bit only says that the (immutable) bytes matched.
-                        w.fetch_or(bit, Ordering::Relaxed);
-                    }
+                    self.mark_verified(i);
                     d
                 }
             }
@@ -665,6 +660,16 @@ impl Table {
             .is_some_and(|w| w.load(Ordering::Relaxed) & (1u64 << (i % 64)) != 0)
     }
 
+    /// Records that data block `i`, read through the map, matched its checksum (no effect
+    /// when the file is not mapped: `verified` is empty).
+    #[inline]
+    fn mark_verified(&self, i: usize) {
+        if let Some(w) = self.verified.get(i / 64) {
+            // Relaxed: the bit only says that the (immutable) bytes matched.
+            w.fetch_or(1u64 << (i % 64), Ordering::Relaxed);
+        }
+    }
+
     /// A point read of data block `i`, verified and not cached, searched in the map where it
     /// lies ([`point::interval_for`]): only the key's restart interval (a few hundred bytes)
     /// is copied out, into a block of its own that the caller gets, instead of the whole
@@ -763,20 +768,6 @@ mod writer_tests {
         t
     }
 
-    /// Flips one bit of data block 5 of `t`'s file in place (not through the engine).
-    fn flip_in_block_5(t: &Table) {
-        use std::os::unix::fs::FileExt;
-        let (off, _) = t.index().handle(5);
-        let f = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .open(t.path())
-            .unwrap();
-        let mut b = [0u8];
-        f.read_exact_at(&mut b, off + 1).unwrap();
-        f.write_all_at(&[b[0] ^ 0x40], off + 1).unwrap();
-    }
-
     /// Every key of `m` read from `t`: those of block 5 (of `layout`, the same file) fail
     /// their checksum, every other one reads back.
     fn only_block_5_fails(t: &Table, layout: &Table, m: &Model) {
@@ -815,7 +806,7 @@ mod writer_tests {
                 .iter()
                 .all(|w| w.load(super::Ordering::Relaxed) != 0));
         }
-        flip_in_block_5(&t);
+        crate::sst::iter::testing::flip_in_block(&t, 5);
         let fs: std::sync::Arc<dyn crate::fs::Fs> = std::sync::Arc::new(crate::fs::RealFs);
         let cache = std::sync::Arc::new(crate::sst::cache::BlockCache::new(0));
         let again = super::Table::open(fs, t.path(), t.meta.clone(), cache)
@@ -834,7 +825,7 @@ mod writer_tests {
             .map(|i| (i.to_be_bytes().to_vec(), Some(vec![b'v'; 20])))
             .collect();
         let t = mapped_table(dir.path(), &m);
-        flip_in_block_5(&t);
+        crate::sst::iter::testing::flip_in_block(&t, 5);
         only_block_5_fails(&t, &t, &m);
     }
 }
