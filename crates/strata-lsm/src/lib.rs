@@ -12,6 +12,7 @@ pub mod engine;
 pub mod error;
 pub mod filename;
 pub mod fs;
+mod hint;
 pub mod iter;
 pub mod lock;
 pub mod lsm;

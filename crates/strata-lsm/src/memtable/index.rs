@@ -70,19 +70,6 @@ fn node_of(word: u64) -> Option<Node> {
     Node::from_exposed_addr(((word & ADDR_MASK) << 3) as usize)
 }
 
-/// Asks the CPU to bring the cache line holding `p` closer; no effect on anything else.
-#[inline(always)]
-fn prefetch(p: *const u8) {
-    #[cfg(all(target_arch = "x86_64", not(miri)))]
-    // SAFETY: a prefetch is a hint: it never faults (whatever the address, mapped or not), reads
-    // nothing the program can observe and writes nothing; SSE is part of the x86-64 baseline.
-    unsafe {
-        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p.cast::<i8>());
-    }
-    #[cfg(any(not(target_arch = "x86_64"), miri))]
-    let _ = p;
-}
-
 /// The index of one memtable.
 pub struct MemIndex {
     current: AtomicPtr<Table>,
@@ -186,7 +173,7 @@ impl MemIndex {
     #[inline]
     pub fn prefetch(&self, hash: u64) {
         let t = self.table();
-        prefetch(std::ptr::from_ref(&t.slots[t.home(hash)]).cast::<u8>());
+        crate::hint::prefetch(std::ptr::from_ref(&t.slots[t.home(hash)]).cast::<u8>());
     }
 
     /// Records `node` (just linked into the list, holding `key` at `seq`) as the newest

@@ -11,6 +11,7 @@ use std::sync::Arc;
 use super::keycmp;
 use crate::coding::{get_varint, put_varint, u32_at};
 use crate::error::FormatError;
+use crate::hint::prefetch;
 
 /// Entries between restart points (at most).
 pub const RESTART_INTERVAL: usize = 16;
@@ -148,19 +149,6 @@ pub struct Block {
     data: Arc<Vec<u8>>,
     restarts: usize,
     num_restarts: usize,
-}
-
-/// Asks the CPU to bring the cache line holding `p` closer; no effect on anything else.
-#[inline(always)]
-fn prefetch(p: *const u8) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch is a hint: it never faults (whatever the address, mapped or not), reads
-    // nothing the program can observe and writes nothing; SSE is part of the x86-64 baseline.
-    unsafe {
-        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p.cast::<i8>());
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = p;
 }
 
 /// Error of block decoding: offset inside the block and reason.

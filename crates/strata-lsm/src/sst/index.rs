@@ -4,8 +4,8 @@
 //! probes cache-friendly.
 
 use super::keycmp;
-use super::point::prefetch;
 use super::table::IndexEntry;
+use crate::hint::prefetch;
 
 /// The decoded index of one SST.
 ///

@@ -18,6 +18,7 @@ use super::index::head;
 use super::keycmp;
 use crate::coding::{get_varint, u32_at};
 use crate::error::FormatError;
+use crate::hint::prefetch;
 
 /// Longest shared prefix kept (when restart keys share more, its first 24 bytes).
 const MAX_PREFIX: usize = 24;
@@ -193,20 +194,6 @@ impl PointIndex {
         let i = self.restart_at_or_before(b, target)?;
         b.scan_for(self.offset(i), target)
     }
-}
-
-/// Asks the CPU to bring the cache line holding `p` closer; no effect on anything else.
-#[inline(always)]
-pub(crate) fn prefetch(p: *const u8) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch is a hint: it never faults (whatever the address, mapped or not),
-    // reads nothing the program can observe and writes nothing; SSE is part of the x86-64
-    // baseline.
-    unsafe {
-        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p.cast::<i8>());
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = p;
 }
 
 /// The whole key stored at the restart entry at `pos` of `entries` (a restart entry shares
