@@ -89,7 +89,8 @@ pub trait Fs: Send + Sync {
     fn list(&self, dir: &Path) -> io::Result<Vec<String>>;
     /// Makes the directory's entries (creations, renames, removals) durable.
     fn sync_dir(&self, dir: &Path) -> io::Result<()>;
-    /// Creates a directory and its parents.
+    /// Creates a directory and its parents. Their entries are durable only once each new
+    /// directory's parent is synced ([`Fs::sync_dir`]).
     fn create_dir_all(&self, dir: &Path) -> io::Result<()>;
     /// Takes the lock of a database directory without waiting (see [`crate::lock`]).
     fn lock_dir(&self, dir: &Path, mode: LockMode) -> Result<DirLock, LockError> {
@@ -306,5 +307,14 @@ impl Fs for RealFs {
     }
     fn create_dir_all(&self, dir: &Path) -> io::Result<()> {
         std::fs::create_dir_all(dir)
+    }
+}
+
+/// The directory holding `path`'s entry (`.` for a bare relative name): the one to sync to
+/// make a creation, rename or removal of `path` durable.
+pub(crate) fn parent_dir(path: &Path) -> &Path {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
     }
 }

@@ -208,6 +208,47 @@ fn fault_fs_brings_back_removals_not_made_durable() {
     assert!(!Path::new(&at("never-durable")).exists());
 }
 
+/// A new database in directories that did not exist: once a write is acknowledged, a power
+/// loss keeps the directories (the open syncs each created directory's parent) and the write.
+/// `FaultFs::crash` removes a directory created through it whose parent was not synced since.
+#[test]
+fn a_new_database_directory_survives_a_power_loss() {
+    let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("a").join("b").join("db");
+    let fs = Arc::new(FaultFs::new());
+    let acked = {
+        let e = LsmEngine::open(&dir, options_on(Arc::clone(&fs))).unwrap();
+        e.write_with_sync(make_batch(0, 0), SyncMode::Always)
+            .unwrap();
+        contents(&e)
+        // Dropped unclosed: the power goes out right after the acknowledgement.
+    };
+    assert!(!acked.is_empty());
+    fs.crash().unwrap();
+    assert!(
+        dir.is_dir(),
+        "a power loss took the new database's directory"
+    );
+    let e = LsmEngine::open(&dir, options_on(Arc::clone(&fs))).unwrap();
+    assert_eq!(contents(&e), acked);
+    drop(e);
+
+    // The model itself: a directory made through the layer goes unless its parent is synced.
+    use strata_lsm::Fs;
+    let (kept, lost) = (
+        tmp.path().join("kept"),
+        tmp.path().join("lost").join("deeper"),
+    );
+    fs.create_dir_all(&kept).unwrap();
+    fs.sync_dir(tmp.path()).unwrap();
+    fs.create_dir_all(&lost).unwrap();
+    fs.sync_dir(&tmp.path().join("lost")).unwrap();
+    fs.crash().unwrap();
+    assert!(kept.is_dir());
+    assert!(!tmp.path().join("lost").exists());
+}
+
 /// `repair` never deletes: what it cannot use it moves into `repair-*/`. A power loss right
 /// after it returned must not take those files either (the move into the new directory must
 /// be durable before anything makes the removal from the database directory durable).

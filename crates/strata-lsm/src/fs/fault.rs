@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use super::{FileSyncer, Fs, ReadableFile, RealFs, RealReadable, WritableFile};
+use super::{parent_dir, FileSyncer, Fs, ReadableFile, RealFs, RealReadable, WritableFile};
 use crate::lock::{DirLock, LockError, LockMode};
 use crate::sync::lock;
 
@@ -51,6 +51,9 @@ struct Faults {
     /// Removals not yet made durable by a directory sync: the removed file (still open, so
     /// its bytes stay readable) and its durable length. A crash brings them back.
     removed: Mutex<HashMap<PathBuf, (File, u64)>>,
+    /// Directories created through the layer whose entry no sync of their parent has made
+    /// durable yet. A crash removes them with everything in them.
+    new_dirs: Mutex<Vec<PathBuf>>,
     fail_sync: AtomicBool,
     write_budget: AtomicU64,
     budget_on: AtomicBool,
@@ -178,7 +181,8 @@ impl FaultFs {
     }
 
     /// Simulates a power loss: every file written through this layer loses its unsynced
-    /// bytes, files whose directory entry was never made durable are removed, renames not
+    /// bytes, files whose directory entry was never made durable are removed (and directories
+    /// created through the layer whose parent was not synced since, with all they hold), renames not
     /// made durable are undone (the destination holds what it held before) and files removed
     /// since their directory was last synced come back with their durable bytes (unless
     /// their name was taken again). Call it after the engine is dropped (or closed). Disarms
@@ -226,6 +230,14 @@ impl FaultFs {
             let mut bytes = vec![0u8; len as usize];
             file.read_exact_at(&mut bytes, 0)?;
             std::fs::write(&path, bytes)?;
+        }
+        // Shallowest first: removing a directory takes the ones created under it.
+        let mut dirs = std::mem::take(&mut *lock(&self.faults.new_dirs));
+        dirs.sort_by_key(|d| d.components().count());
+        for d in dirs {
+            if d.exists() {
+                std::fs::remove_dir_all(&d)?;
+            }
         }
         self.disarm();
         Ok(())
@@ -444,6 +456,7 @@ impl Fs for FaultFs {
             !(r.to_durable && r.from_durable)
         });
         lock(&self.faults.removed).retain(|p, _| p.parent() != Some(dir));
+        lock(&self.faults.new_dirs).retain(|d| parent_dir(d) != dir);
         for (path, st) in lock(&self.faults.files).iter_mut() {
             if path.parent() == Some(dir) {
                 st.entry_durable = true;
@@ -456,7 +469,18 @@ impl Fs for FaultFs {
             return Ok(());
         }
         self.faults.mutate("mkdir failed")?;
-        RealFs.create_dir_all(dir)
+        let mut missing = Vec::new();
+        let mut d = dir;
+        while !d.exists() {
+            missing.push(d.to_path_buf());
+            match d.parent() {
+                Some(p) if !p.as_os_str().is_empty() => d = p,
+                _ => break,
+            }
+        }
+        RealFs.create_dir_all(dir)?;
+        lock(&self.faults.new_dirs).extend(missing);
+        Ok(())
     }
     fn lock_dir(&self, dir: &Path, mode: LockMode) -> Result<DirLock, LockError> {
         if mode == LockMode::Exclusive {

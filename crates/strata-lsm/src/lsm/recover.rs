@@ -25,7 +25,7 @@ use crate::crash_point;
 use crate::engine::Op;
 use crate::error::{Error, Result};
 use crate::filename::{self, FileKind};
-use crate::fs::{Fs, RealFs};
+use crate::fs::{parent_dir, Fs, RealFs};
 use crate::lock::{DirLock, LockError, LockMode};
 use crate::manifest::{self, Edit, ManifestState, ManifestWriter};
 use crate::memtable::Memtable;
@@ -50,7 +50,7 @@ pub(super) fn open(path: &Path, options: LsmOptions, mode: Mode) -> Result<Inner
     let fs: Arc<dyn Fs> = options.fs.clone().unwrap_or_else(|| Arc::new(RealFs));
     let dir = path.to_path_buf();
     match mode {
-        Mode::ReadWrite => fs.create_dir_all(&dir).map_err(Error::io(&dir))?,
+        Mode::ReadWrite => create_durable_dir(fs.as_ref(), &dir)?,
         Mode::ReadOnly if !dir.is_dir() => {
             return Err(Error::InvalidArgument(format!(
                 "no database at {}",
@@ -101,6 +101,29 @@ pub(super) fn open(path: &Path, options: LsmOptions, mode: Mode) -> Result<Inner
         Mode::ReadWrite => finish_read_write(&inner, mems, versions, mstate, &names)?,
     }
     Ok(inner)
+}
+
+/// Creates `dir` and its missing ancestors, and makes their entries durable before anything
+/// goes in: a new directory's name lives in its parent, and syncing the files inside (or the
+/// directory itself) does not make that name durable, so without a sync of each created
+/// directory's parent a power loss after the first acknowledged write could take the whole new
+/// database with it. An existing directory costs no sync.
+fn create_durable_dir(fs: &dyn Fs, dir: &Path) -> Result<()> {
+    let mut created = Vec::new();
+    let mut d = dir;
+    while !d.exists() {
+        created.push(d);
+        match d.parent() {
+            Some(p) if !p.as_os_str().is_empty() => d = p,
+            _ => break,
+        }
+    }
+    fs.create_dir_all(dir).map_err(Error::io(dir))?;
+    for c in created {
+        let parent = parent_dir(c);
+        fs.sync_dir(parent).map_err(Error::io(parent))?;
+    }
+    Ok(())
 }
 
 /// Step 1: the directory lock.
