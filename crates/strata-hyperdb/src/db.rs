@@ -125,7 +125,9 @@ impl Hyperdb {
                     .collect();
                 let cdir = dir.join("content").join(hexdk);
                 let cfiles = FeedFiles::disk(&cdir, true, true).map_err(|e| Error::io(&cdir, e))?;
-                Feed::create(cfiles, Some(ckp), ckey, false)?;
+                // Durable with the database (its header, key and names): the open of an
+                // existing database needs it.
+                Feed::create(cfiles, Some(ckp), ckey, false)?.sync()?;
             }
             content_feed = Some(ckey);
         }

@@ -14,6 +14,8 @@
 
 pub mod cache;
 pub mod db;
+#[cfg(test)]
+mod durability_tests;
 pub mod error;
 pub mod iter;
 mod lock;

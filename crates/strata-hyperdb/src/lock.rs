@@ -8,6 +8,7 @@ use std::fs::{File, OpenOptions, TryLockError};
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
+use crate::sleep::store::create_dir_durable;
 
 /// A held lock; released when dropped.
 #[derive(Debug)]
@@ -35,7 +36,7 @@ pub(crate) fn lock_dir(dir: &Path, mode: LockMode, create: bool) -> Result<(DirL
     let path = lock_path(dir);
     let file = if create {
         let source = dir.join("source");
-        std::fs::create_dir_all(&source).map_err(|e| Error::io(&source, e))?;
+        create_dir_durable(&source).map_err(|e| Error::io(&source, e))?;
         OpenOptions::new()
             .read(true)
             .write(true)

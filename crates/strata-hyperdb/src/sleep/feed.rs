@@ -375,8 +375,11 @@ impl Feed {
         Ok(())
     }
 
-    /// Flushes every file to durable storage.
+    /// Flushes every file to durable storage (files not written since their last sync cost
+    /// nothing; a file's first sync after it was created also makes its name durable).
     pub fn sync(&mut self) -> Result<()> {
+        self.files.key.sync().map_err(io_err("key"))?;
+        self.files.secret_key.sync().map_err(io_err("secret_key"))?;
         self.files.data.sync().map_err(io_err("data"))?;
         self.files.tree.sync().map_err(io_err("tree"))?;
         self.files.signatures.sync().map_err(io_err("signatures"))?;

@@ -67,20 +67,30 @@ impl RandomAccess for MemFile {
 }
 
 /// A file on disk.
+///
+/// Durability: [`RandomAccess::sync`] makes the file's writes durable and, the first time
+/// after an open that created it, the file's name too (a sync of its directory: syncing a
+/// file does not make its directory entry durable). Directories the open created are made
+/// durable at once ([`create_dir_durable`]).
 #[derive(Debug)]
 pub struct DiskFile {
     file: File,
     path: PathBuf,
+    /// Written since the last sync (true after an open: what an earlier process wrote may
+    /// not be durable yet).
+    dirty: bool,
+    /// The directory to sync at the next sync: the file's, after an open that may have
+    /// created it.
+    entry_pending: Option<PathBuf>,
 }
 
 impl DiskFile {
     /// Opens `path`, creating it (and its directory) when `create`. A file named
     /// `secret_key` is created with mode 0600 (only its owner may read it).
     pub fn open(path: &Path, create: bool, writable: bool) -> io::Result<DiskFile> {
+        let dir = parent_dir(path);
         if create {
-            if let Some(dir) = path.parent() {
-                std::fs::create_dir_all(dir)?;
-            }
+            create_dir_durable(dir)?;
         }
         let mut options = OpenOptions::new();
         options
@@ -95,6 +105,8 @@ impl DiskFile {
         Ok(DiskFile {
             file,
             path: path.to_path_buf(),
+            dirty: writable,
+            entry_pending: create.then(|| dir.to_path_buf()),
         })
     }
 
@@ -110,6 +122,7 @@ impl RandomAccess for DiskFile {
     }
 
     fn write_at(&mut self, offset: u64, data: &[u8]) -> io::Result<()> {
+        self.dirty = true;
         self.file.write_all_at(data, offset)
     }
 
@@ -118,8 +131,51 @@ impl RandomAccess for DiskFile {
     }
 
     fn sync(&mut self) -> io::Result<()> {
-        self.file.sync_data()
+        if self.dirty {
+            self.file.sync_data()?;
+            self.dirty = false;
+        }
+        if let Some(dir) = &self.entry_pending {
+            sync_dir(dir)?;
+            self.entry_pending = None;
+        }
+        Ok(())
     }
+}
+
+/// The directory holding `path`'s entry (`.` for a bare relative name).
+pub(crate) fn parent_dir(path: &Path) -> &Path {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    }
+}
+
+/// Creates `dir` and its missing ancestors and makes their names durable (a sync of each
+/// created directory's parent) before anything is written in them. An existing directory
+/// costs nothing.
+pub(crate) fn create_dir_durable(dir: &Path) -> io::Result<()> {
+    let mut created = Vec::new();
+    let mut d = dir;
+    while !d.exists() {
+        created.push(d);
+        match d.parent() {
+            Some(p) if !p.as_os_str().is_empty() => d = p,
+            _ => break,
+        }
+    }
+    std::fs::create_dir_all(dir)?;
+    for c in created {
+        sync_dir(parent_dir(c))?;
+    }
+    Ok(())
+}
+
+/// Makes the entries (creations, renames, removals) of `dir` durable.
+pub(crate) fn sync_dir(dir: &Path) -> io::Result<()> {
+    #[cfg(test)]
+    dir_syncs::record(dir);
+    File::open(dir)?.sync_all()
 }
 
 /// The six files of one feed, by their SLEEP names.
@@ -187,5 +243,25 @@ impl FeedFiles {
             "signatures" => self.signatures.as_ref(),
             _ => return None,
         })
+    }
+}
+
+/// The directories synced by this thread, for tests.
+#[cfg(test)]
+pub(crate) mod dir_syncs {
+    use std::cell::RefCell;
+    use std::path::{Path, PathBuf};
+
+    thread_local! {
+        static SYNCED: RefCell<Vec<PathBuf>> = const { RefCell::new(Vec::new()) };
+    }
+
+    pub(crate) fn record(dir: &Path) {
+        SYNCED.with(|s| s.borrow_mut().push(dir.to_path_buf()));
+    }
+
+    /// The directories synced since the last call, in order.
+    pub(crate) fn take() -> Vec<PathBuf> {
+        SYNCED.with(|s| std::mem::take(&mut *s.borrow_mut()))
     }
 }
