@@ -2,13 +2,21 @@
 //!
 //! The buffer holds the ops exactly as a WAL record's payload holds them after its header
 //! (see [`crate::wal`]: `0x01 key value` for a put, `0x00 key` for a delete, each byte string
-//! varint-length-prefixed), so appending a batch to the WAL is one copy of the buffer, and a
-//! batch of n ops costs two growing allocations (the buffer and the op positions) instead of
-//! one or two per op.
+//! varint-length-prefixed), and a batch of n ops costs two growing allocations (the buffer and
+//! the op positions) instead of one or two per op. The buffer starts with [`HEAD_ROOM`] spare
+//! bytes: the WAL writer puts the record's header, sequence number and op count there and the
+//! commit byte after the ops, and writes the record straight from the buffer (no copy of the
+//! ops; see [`WriteBatch::frame_wal_record`]).
 
 use std::fmt;
 
 use crate::engine::Condition;
+use crate::record::{self, COMMIT, HEADER};
+
+/// Bytes kept free at the start of [`WriteBatch`]'s buffer (once it holds an op): room for a
+/// WAL record's header, the batch's sequence number (8 bytes) and its op count (a varint of
+/// up to 10 bytes), filled in by [`WriteBatch::frame_wal_record`].
+pub(crate) const HEAD_ROOM: usize = HEADER + 8 + 10;
 
 /// One write of a batch, owned (what [`crate::wal::decode_batch`] returns, and what
 /// [`WriteBatch::push`] and [`WriteBatch::into_ops`] take and give).
@@ -49,9 +57,10 @@ const NO_VALUE: usize = usize::MAX;
 /// Build it with [`WriteBatch::put`] and [`WriteBatch::delete`]; read it back with
 /// [`WriteBatch::iter`], which yields `(key, Some(value))` for a put and `(key, None)` for a
 /// delete, in order.
-#[derive(Clone, Default, PartialEq, Eq)]
+#[derive(Clone, Default)]
 pub struct WriteBatch {
-    /// The ops, encoded as in a WAL record (see the module documentation).
+    /// Empty, or [`HEAD_ROOM`] bytes (no meaning outside [`WriteBatch::frame_wal_record`])
+    /// followed by the ops, encoded as in a WAL record (see the module documentation).
     bytes: Vec<u8>,
     /// Where each op's key and value are in `bytes`, in op order.
     spans: Vec<Span>,
@@ -106,7 +115,8 @@ impl WriteBatch {
         });
     }
 
-    /// Takes this thread's spare buffers, if any (only when this batch has none).
+    /// Takes this thread's spare buffers, if any (only when this batch has none), and makes
+    /// sure the buffer starts with its [`HEAD_ROOM`].
     #[cold]
     fn take_spare(&mut self) {
         if let Ok((bytes, spans)) = SPARE.try_with(|s| s.take()) {
@@ -114,6 +124,9 @@ impl WriteBatch {
                 self.bytes = bytes;
             }
             self.spans = spans;
+        }
+        if self.bytes.is_empty() {
+            self.bytes.resize(HEAD_ROOM, 0);
         }
     }
 
@@ -174,7 +187,43 @@ impl WriteBatch {
     /// The ops encoded as a WAL record's payload holds them after its sequence number and op
     /// count (see [`crate::wal::encode_batch`]).
     pub(crate) fn encoded_ops(&self) -> &[u8] {
-        &self.bytes
+        self.bytes.get(HEAD_ROOM..).unwrap_or_default()
+    }
+
+    /// Frames the ops as the WAL record of batch `seq` in this batch's own buffer and returns
+    /// the record: its header, `seq` and the op count are written into the head room right
+    /// before the ops and the commit byte after them, so that the record is written without
+    /// copying the ops. The same bytes as framing [`crate::wal::encode_batch`]'s payload with
+    /// [`record::Framing::V2`]. Call [`WriteBatch::unframe_wal_record`] after writing it.
+    pub(crate) fn frame_wal_record(&mut self, seq: u64) -> &[u8] {
+        if self.bytes.is_empty() {
+            self.bytes.resize(HEAD_ROOM, 0);
+        }
+        let mut head = [0u8; 18];
+        head[..8].copy_from_slice(&seq.to_le_bytes());
+        let mut len = 8;
+        let mut n = self.spans.len() as u64;
+        while n >= 0x80 {
+            head[len] = (n as u8) | 0x80;
+            n >>= 7;
+            len += 1;
+        }
+        head[len] = n as u8;
+        len += 1;
+        let payload = HEAD_ROOM - len;
+        let start = payload - HEADER;
+        self.bytes[payload..HEAD_ROOM].copy_from_slice(&head[..len]);
+        let h = record::header_for(&self.bytes[payload..]);
+        self.bytes[start..payload].copy_from_slice(&h);
+        self.bytes.push(COMMIT);
+        &self.bytes[start..]
+    }
+
+    /// Removes the commit byte [`WriteBatch::frame_wal_record`] appended (the head room keeps
+    /// the record's header: it means nothing outside a framing).
+    pub(crate) fn unframe_wal_record(&mut self) {
+        debug_assert_eq!(self.bytes.last(), Some(&COMMIT));
+        self.bytes.pop();
     }
 
     #[inline]
@@ -187,6 +236,20 @@ impl WriteBatch {
         }
     }
 }
+
+/// Batches are equal when they hold the same ops and conditions (the head room is not
+/// compared: it is scratch space for the WAL writer).
+impl PartialEq for WriteBatch {
+    fn eq(&self, other: &WriteBatch) -> bool {
+        self.encoded_ops() == other.encoded_ops()
+            && self.spans.len() == other.spans.len()
+            && self.iter().eq(other.iter())
+            && self.payload == other.payload
+            && self.conditions == other.conditions
+    }
+}
+
+impl Eq for WriteBatch {}
 
 impl fmt::Debug for WriteBatch {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

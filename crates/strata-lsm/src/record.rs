@@ -70,26 +70,26 @@ impl Framing {
 /// value) followed by the payload; the header is filled in and, for v2, the commit byte
 /// appended. The same bytes as [`Framing::frame`] of the payload, without copying it.
 pub fn frame_in_place(framing: Framing, out: &mut Vec<u8>) {
-    let payload = &out[HEADER..];
-    let mut h = [0u8; HEADER];
-    h[0..4].copy_from_slice(&(payload.len() as u32).to_le_bytes());
-    h[4..8].copy_from_slice(&crc(payload).to_le_bytes());
-    let hc = crc(&h[0..8]);
-    h[8..12].copy_from_slice(&hc.to_le_bytes());
+    let h = header_for(&out[HEADER..]);
     out[..HEADER].copy_from_slice(&h);
     if framing == Framing::V2 {
         out.push(COMMIT);
     }
 }
 
-/// Appends a framed record holding `payload` to `out` (framing v1).
-pub fn frame(out: &mut Vec<u8>, payload: &[u8]) {
+/// The header of a record holding `payload` (the same in both framings).
+pub fn header_for(payload: &[u8]) -> [u8; HEADER] {
     let mut h = [0u8; HEADER];
     h[0..4].copy_from_slice(&(payload.len() as u32).to_le_bytes());
     h[4..8].copy_from_slice(&crc(payload).to_le_bytes());
     let hc = crc(&h[0..8]);
     h[8..12].copy_from_slice(&hc.to_le_bytes());
-    out.extend_from_slice(&h);
+    h
+}
+
+/// Appends a framed record holding `payload` to `out` (framing v1).
+pub fn frame(out: &mut Vec<u8>, payload: &[u8]) {
+    out.extend_from_slice(&header_for(payload));
     out.extend_from_slice(payload);
 }
 

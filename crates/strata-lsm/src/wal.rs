@@ -210,21 +210,39 @@ impl WalWriter {
     /// the new size durable once, and the next syncs find the space written). A bigger record
     /// is written past the end without zeros: the size change is shared by its many ops, and
     /// writing zeros first would only double its copy.
+    ///
+    /// This copies the batch's ops into a record buffer; the write path uses
+    /// [`WalWriter::append_in_place`], which writes the same bytes without the copy.
     pub fn append(&mut self, seq: u64, batch: &WriteBatch) -> std::io::Result<()> {
-        // The payload is encoded right after room for the header, then framed in place (no
-        // copy of the payload).
-        self.framed.clear();
-        self.framed.resize(record::HEADER, 0);
-        self.framed.extend_from_slice(&seq.to_le_bytes());
-        put_varint(&mut self.framed, batch.op_count() as u64);
+        // The payload is encoded right after room for the header, then framed in place.
+        let mut framed = std::mem::take(&mut self.framed);
+        framed.clear();
+        framed.resize(record::HEADER, 0);
+        framed.extend_from_slice(&seq.to_le_bytes());
+        put_varint(&mut framed, batch.op_count() as u64);
         // The batch holds its ops encoded as `encode_batch` encodes them.
-        self.framed.extend_from_slice(batch.encoded_ops());
-        record::frame_in_place(Framing::V2, &mut self.framed);
-        let end = self.bytes + self.framed.len() as u64;
-        if end > self.allocated && self.framed.len() < BIG_RECORD {
+        framed.extend_from_slice(batch.encoded_ops());
+        record::frame_in_place(Framing::V2, &mut framed);
+        let r = self.write_record(&framed);
+        self.framed = framed;
+        r
+    }
+
+    /// [`WalWriter::append`] of a batch framed in its own buffer (see
+    /// [`WriteBatch::frame_wal_record`]): the same record bytes, the ops not copied.
+    pub fn append_in_place(&mut self, seq: u64, batch: &mut WriteBatch) -> std::io::Result<()> {
+        let r = self.write_record(batch.frame_wal_record(seq));
+        batch.unframe_wal_record();
+        r
+    }
+
+    /// Writes one framed record after the last one (see [`WalWriter::append`]).
+    fn write_record(&mut self, rec: &[u8]) -> std::io::Result<()> {
+        let end = self.bytes + rec.len() as u64;
+        if end > self.allocated && rec.len() < BIG_RECORD {
             self.extend_past(end)?;
         }
-        self.file.write_at(self.bytes, &self.framed)?;
+        self.file.write_at(self.bytes, rec)?;
         self.bytes = end;
         self.allocated = self.allocated.max(end);
         Ok(())
@@ -457,6 +475,62 @@ mod tests {
         let r = read_wal(&std::fs::read(&path).unwrap(), &path, true).unwrap();
         assert_eq!(r.batches.len(), 100);
         assert_eq!(r.torn_at, None);
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+        /// A batch framed in its own buffer (the write path's way) is byte for byte the
+        /// record `encode_batch` + framing v2 give, its count varint one to three bytes long,
+        /// in a fresh or recycled buffer; writing it leaves the batch as it was (framed again,
+        /// the same record), and a WAL written with `append_in_place` is the file `append`
+        /// writes.
+        #[test]
+        fn in_place_record_is_the_encoded_record(
+            seq in any::<u64>(),
+            ops in proptest::collection::vec(
+                (proptest::collection::vec(any::<u8>(), 0..4),
+                 proptest::option::of(proptest::collection::vec(any::<u8>(), 0..200))), 0..300),
+            big in proptest::bool::weighted(0.1),
+            recycled in any::<bool>(),
+        ) {
+            let mut ops: Vec<Op> = ops.into_iter().map(|(k, v)| match v { Some(v) => Op::Put(k, v), None => Op::Delete(k) }).collect();
+            // Repeated to 17,000 ops: a three-byte count.
+            let n = ops.len();
+            if big && n > 0 {
+                ops = (0..17_000).map(|i| ops[i % n].clone()).collect();
+            }
+            if recycled {
+                let mut a = WriteBatch::new();
+                a.put([1u8; 40], [2u8; 300]).delete(b"x");
+                crate::batch::recycle(a);
+            }
+            let mut batch: WriteBatch = ops.iter().cloned().collect();
+            let before = batch.clone();
+            let mut payload = Vec::new();
+            encode_batch(&mut payload, seq, &ops);
+            let mut want = Vec::new();
+            Framing::V2.frame(&mut want, &payload);
+            prop_assert_eq!(batch.frame_wal_record(seq), &want[..]);
+            batch.unframe_wal_record();
+            prop_assert_eq!(batch.encoded_ops(), before.encoded_ops());
+            prop_assert_eq!(batch.iter().collect::<Vec<_>>(), before.iter().collect::<Vec<_>>());
+            prop_assert_eq!(batch.frame_wal_record(seq), &want[..]);
+            batch.unframe_wal_record();
+            prop_assert_eq!(&batch, &before);
+            // Whole files: the copying append and the in-place one, twice each.
+            let dir = tempfile::tempdir().unwrap();
+            let mut a = WalWriter::create_with(&crate::fs::RealFs, dir.path(), 1, MIN_PREALLOC).unwrap();
+            let mut b = WalWriter::create_with(&crate::fs::RealFs, dir.path(), 2, MIN_PREALLOC).unwrap();
+            for s in [seq, seq.wrapping_add(1)] {
+                a.append(s, &before).unwrap();
+                b.append_in_place(s, &mut batch).unwrap();
+            }
+            prop_assert_eq!(a.bytes(), b.bytes());
+            let read = |n| std::fs::read(dir.path().join(wal_name(n))).unwrap();
+            prop_assert!(read(1) == read(2), "the two WAL files differ");
+            prop_assert_eq!(&batch, &before);
+        }
     }
 
     proptest! {

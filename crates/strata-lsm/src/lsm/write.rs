@@ -27,14 +27,15 @@ const SYNC_AHEAD_OPS: usize = 32;
 impl Inner {
     /// Applies a batch: checks its conditions, appends it to the WAL, inserts it into the
     /// memtables and (with [`SyncMode::Always`]) waits until it is durable.
-    pub fn write(&self, batch: WriteBatch, sync: SyncMode) -> Result<()> {
-        let r = self.write_batch(&batch, sync);
+    pub fn write(&self, mut batch: WriteBatch, sync: SyncMode) -> Result<()> {
+        let r = self.write_batch(&mut batch, sync);
         crate::batch::recycle(batch);
         r
     }
 
-    /// [`Inner::write`] of a borrowed batch.
-    fn write_batch(&self, batch: &WriteBatch, sync: SyncMode) -> Result<()> {
+    /// [`Inner::write`] of a borrowed batch (mutable: its WAL record is framed in its own
+    /// buffer, see [`WalWriter::append_in_place`]).
+    fn write_batch(&self, batch: &mut WriteBatch, sync: SyncMode) -> Result<()> {
         self.check_writable()?;
         if batch.is_empty() {
             return Ok(());
@@ -66,7 +67,7 @@ impl Inner {
             }
             seq = c.last_seq + 1;
             let wal = c.wal()?;
-            if let Err(source) = wal.append(seq, batch) {
+            if let Err(source) = wal.append_in_place(seq, batch) {
                 return Err(self.wal_failed(wal.number(), source));
             }
             // Only a batch whose memtable inserts take long enough to hide behind the fsync
