@@ -149,9 +149,13 @@ pub fn from_key<'de, T: serde::Deserialize<'de>>(bytes: &'de [u8]) -> Result<T> 
         r: Reader::new(bytes),
         level: 0,
     };
-    // The value is returned as it is (no move through a `?`).
+    // The value is returned as it is (no move through a `?`), and `v` is only matched on,
+    // never borrowed, so that it can live in the return place: the value is built there
+    // instead of being copied into it field by field (a copy the caller then reads back with
+    // wider loads, which stall; `docs/bench/keys.md`, session 13).
     let v = T::deserialize(De::<Root>::new(&mut d));
-    if v.is_ok() && !d.r.at_end() {
+    if matches!(v, Ok(_)) && !d.r.at_end() {
+        drop(v);
         return Err(KeySerdeError::Trailing(bytes.len() - d.r.pos));
     }
     v
