@@ -373,3 +373,71 @@ fn benchmark_rows_write_the_reference_bytes() {
     }
     assert_eq!(n, 21 * 16 * 4);
 }
+
+/// Every integer within 3 of a class or tag boundary of either sign (and the widths' own
+/// edges), through every serde integer method whose type holds it, alone and as the whole row
+/// after bytes already in a buffer with no spare capacity: the reference bytes.
+#[test]
+fn integers_at_every_class_boundary_write_the_reference_bytes() {
+    let mut xs: Vec<i128> = vec![
+        0,
+        i8::MIN.into(),
+        i8::MAX.into(),
+        u8::MAX.into(),
+        i16::MIN.into(),
+        i16::MAX.into(),
+        u16::MAX.into(),
+        i32::MIN.into(),
+        i32::MAX.into(),
+        u32::MAX.into(),
+        i64::MIN.into(),
+        i64::MAX.into(),
+        u64::MAX.into(),
+        i128::MIN,
+        i128::MAX,
+    ];
+    for negative in [false, true] {
+        let mut start = 0u128;
+        for (tags, p) in classes(negative) {
+            let per_tag: u128 = if p == 0 { 1 } else { 254 << (8 * (p - 1)) };
+            for k in 0..=tags {
+                let m = start.saturating_add(k.saturating_mul(per_tag));
+                if let Ok(m) = i128::try_from(m) {
+                    xs.push(if negative { !m } else { m });
+                }
+            }
+            start = start.saturating_add(tags.saturating_mul(per_tag));
+        }
+    }
+    let mut n = 0;
+    for x in xs {
+        for d in -3i128..=3 {
+            let Some(x) = x.checked_add(d) else { continue };
+            let mut vs = vec![V::I128(x)];
+            vs.extend(i8::try_from(x).ok().map(V::I8));
+            vs.extend(i16::try_from(x).ok().map(V::I16));
+            vs.extend(i32::try_from(x).ok().map(V::I32));
+            vs.extend(i64::try_from(x).ok().map(V::I64));
+            vs.extend(u8::try_from(x).ok().map(V::U8));
+            vs.extend(u16::try_from(x).ok().map(V::U16));
+            vs.extend(u32::try_from(x).ok().map(V::U32));
+            vs.extend(u64::try_from(x).ok().map(V::U64));
+            vs.extend(u128::try_from(x).ok().map(V::U128));
+            let mut want = Vec::new();
+            ref_int(x, &mut want);
+            for v in vs {
+                assert_eq!(to_key(&v).unwrap(), want, "{v:?}");
+                let row = vec![v.clone(), v.clone()];
+                let mut out = vec![0xa5u8; 3];
+                out.shrink_to_fit();
+                to_key_into(&row, &[], &mut out).unwrap();
+                assert_eq!(&out[..3], &[0xa5; 3]);
+                assert_eq!(out[3..], [want.clone(), want.clone()].concat(), "{v:?}");
+                let t = vec![value(&v)];
+                assert_eq!(NativeCodec::new().encode(&t).unwrap(), want, "{v:?}");
+                n += 1;
+            }
+        }
+    }
+    assert!(n > 3000, "{n}");
+}

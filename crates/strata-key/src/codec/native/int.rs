@@ -213,11 +213,12 @@ const fn tag_offsets(classes: &[IntClass; 17]) -> [u32; 17] {
 }
 
 /// What the 64-bit encoder needs of one class (0 to 7) of one side. The element of a
-/// magnitude `m` in the class, read as a big-endian number of `len` bytes (tag first), is
-/// `base + off + 2 ⌊off / 254⌋` with `off = m − start` (complemented for negatives): with
-/// `off = 254 q + r` the element is `tag₀ · 256^p + 256 q + r + 1` (the quotient's high bits
-/// raise the tag, its low bytes are the payload's leading bytes, the last byte is `r + 1`),
-/// and `256 q + r = off + 2 q`. For a class without payload `off < 254`, so `q` is 0.
+/// magnitude `m` in class `c`, read as a big-endian number of `c + 1` bytes (tag first; class
+/// `c` has `c` payload bytes, checked at compile time), is `base + off + 2 ⌊off / 254⌋` with
+/// `off = m − start` (complemented for negatives): with `off = 254 q + r` the element is
+/// `tag₀ · 256^p + 256 q + r + 1` (the quotient's high bits raise the tag, its low bytes are
+/// the payload's leading bytes, the last byte is `r + 1`), and `256 q + r = off + 2 q`. For a
+/// class without payload `off < 254`, so `q` is 0.
 #[derive(Clone, Copy)]
 // A power-of-two size: the class index becomes a table offset with one shift.
 #[repr(align(32))]
@@ -227,10 +228,8 @@ struct Class64 {
     /// the class's first tag, or for a negative class the complement of its first tag (the
     /// element is complemented after the sum).
     base: u64,
-    /// `64 − 8 len`: the left shift that moves the element to the top of a word.
+    /// `64 − 8 (c + 1)`: the left shift that moves the element to the top of a word.
     shift: u32,
-    /// The element's length, `1 + p` (at most 8).
-    len: u32,
 }
 
 /// One side (non-negative, negative) of the 64-bit encoder.
@@ -250,12 +249,16 @@ const fn side64(classes: &[IntClass; 17], starts: &[u128; 18], neg: bool) -> Sid
         start: 0,
         base: 0,
         shift: 0,
-        len: 0,
     };
     let mut cs = [empty; 8];
     let mut c = 0;
     while c < 8 {
         let p = classes[c].p as u32;
+        // Class c has c payload bytes: its element is c + 1 bytes (the encoder computes the
+        // length from the class index instead of loading it).
+        assert!(p == c as u32);
+        // Every offset in the class is below 2^57, where `div254` is exact.
+        assert!(starts[c + 1] - starts[c] <= 1 << 57);
         // The stored first tag: Z + offset, or for negatives the complement of Z − 1 − offset.
         let tag0 = if neg {
             256 - TAG_ZERO as u64 + offsets[c] as u64
@@ -267,7 +270,6 @@ const fn side64(classes: &[IntClass; 17], starts: &[u128; 18], neg: bool) -> Sid
             start: starts[c] as u64,
             base: (tag0 << (8 * p)) + if p > 0 { 1 } else { 0 },
             shift: 64 - 8 * (1 + p),
-            len: 1 + p,
         };
         c += 1;
     }
@@ -336,41 +338,58 @@ pub(crate) fn encode_i64<O: Out>(x: i64, out: &mut O) {
                         // One's complement of a negative gives its magnitude class index: −1 → 0.
     let m = (x ^ sign) as u64;
     let side = &SIDES[(sign & 1) as usize];
-    // Bit length − 1 of m (m = 0 and m = 1 share a class): one `bsr`, no zero check.
-    let (next, c0) = side.by_bits[(m | 1).ilog2() as usize + 1];
-    let c = c0 as usize + usize::from(m >= next);
-    let Some(class) = side.classes.get(c) else {
+    let c = class_by_bits(side, m);
+    if c >= 8 {
         return encode_i64_wide(x, out);
-    };
+    }
+    put_in_class(side, c, m, sign as u64, out);
+}
+
+/// The class of magnitude `m` on `side`: from its bit length (m = 0 and m = 1 share a class)
+/// with one `bsr`, one table load and one comparison.
+#[inline(always)]
+fn class_by_bits(side: &Side64, m: u64) -> usize {
+    let (next, c0) = side.by_bits[(m | 1).ilog2() as usize + 1];
+    c0 as usize + usize::from(m >= next)
+}
+
+/// `⌊n / 254⌋` for `n < 2^57`: one multiply-high and one shift. With `M = ⌈2^65 / 254⌉`,
+/// `M · 254 − 2^65 = 250` (`DIV254_M_IS_CLOSE`), so `n M / 2^65 = n / 254 + ε` with
+/// `ε = 250 n / (254 · 2^65) < 1/254` for `n < 2^57`, which never reaches the next integer
+/// (the fraction of `n / 254` is at most 253/254). The compiler's own division by 254 needs
+/// a pre-shift for all 64-bit `n`.
+#[inline(always)]
+fn div254(n: u64) -> u64 {
+    ((u128::from(n) * u128::from(DIV254_M)) >> 65) as u64
+}
+
+const DIV254_M: u64 = ((1u128 << 65) / 254 + 1) as u64;
+const DIV254_M_IS_CLOSE: () = assert!(DIV254_M as u128 * 254 - (1u128 << 65) == 250);
+const _: () = DIV254_M_IS_CLOSE;
+
+/// Writes the element of magnitude `m` in class `c` (< 8) of `side`, complemented when `sign`
+/// is all ones: one 8-byte store, cut back to the element's `c + 1` bytes.
+#[inline(always)]
+fn put_in_class<O: Out>(side: &Side64, c: usize, m: u64, sign: u64, out: &mut O) {
+    let class = &side.classes[c];
+    // Below the class's size, at most 2^57 (checked where the table is built).
     let off = m - class.start;
-    let element = class.base + off + 2 * (off / 254);
+    let element = class.base + off + 2 * div254(off);
     // Complemented for negatives; the bits above the element shift out.
-    let word = (element ^ sign as u64) << class.shift;
-    // SAFETY: `class.len <= 8` for every class of both sides (checked at compile time by
-    // `CLASS_LENS_FIT_A_WORD`), and the one 8-byte store initialises bytes 0..8 ⊇ 0..len. A
-    // store cut back by the table's length instead of `put_cut`'s clamp (which the compiler
-    // cannot drop: it does not know the table). Tested by every integer test
-    // (`i64_path_matches_the_general_path` and the vectors).
+    let word = (element ^ sign) << class.shift;
+    // Class c has c payload bytes (checked where the table is built), and the length comes
+    // from the index, not from a second table load: the next element's position does not
+    // wait for one.
+    let len = c + 1;
+    // SAFETY: `c < 8` (the index into `classes`, 8 long, did not panic), so `len <= 8`, and
+    // the one 8-byte store initialises bytes 0..8 ⊇ 0..len. Tested by every integer test
+    // (`i64_path_matches_the_general_path`, `tests/encoder_reference.rs` and the vectors).
     unsafe {
-        out.put_raw::<8>(class.len as usize, |p| {
+        out.put_raw::<8>(len, |p| {
             p.cast::<[u8; 8]>().write_unaligned(word.to_be_bytes())
         })
     };
 }
-
-/// Every class of the 64-bit encoder writes at most 8 bytes (what `encode_i64`'s store needs).
-const CLASS_LENS_FIT_A_WORD: () = {
-    let mut s = 0;
-    while s < 2 {
-        let mut c = 0;
-        while c < 8 {
-            assert!(SIDES[s].classes[c].len >= 1 && SIDES[s].classes[c].len <= 8);
-            c += 1;
-        }
-        s += 1;
-    }
-};
-const _: () = CLASS_LENS_FIT_A_WORD;
 
 /// [`encode_i64`] for magnitudes in class 8 (9-byte elements), out of line on the vector
 /// (not on the caller's cursor, which can then stay in registers).
@@ -554,6 +573,31 @@ mod tests {
                 // The class can change at most once within one bit length.
                 assert!(class_of(hi as u128, starts) - class_of(lo as u128, starts) <= 1);
             }
+        }
+    }
+
+    /// `div254` is the division by 254 below 2^57: around every multiple of 254 near the
+    /// powers of two and the top of the range, and at pseudo-random values.
+    #[test]
+    fn div254_divides_below_2_pow_57() {
+        let mut ns: Vec<u64> = Vec::new();
+        for s in 0..=57u32 {
+            let t = (1u64 << s) / 254 * 254;
+            for d in 0..600u64 {
+                ns.push((t + d).saturating_sub(300).min((1 << 57) - 1));
+            }
+        }
+        let top = ((1u64 << 57) - 1) / 254 * 254;
+        ns.extend(top - 254..=(1 << 57) - 1);
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..200_000 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            ns.push(state >> 7);
+        }
+        for n in ns {
+            assert_eq!(div254(n), n / 254, "{n}");
         }
     }
 

@@ -63,21 +63,31 @@ impl Out for Vec<u8> {
     }
 }
 
-/// Appends to a `Vec<u8>` with the vector's pointer, length and capacity held in the cursor
-/// (in registers while a key is written) instead of re-read from the vector after every store
-/// (a byte store through the buffer may alias the vector's fields, so the compiler reloads
-/// them). The vector's length is brought up to date when the cursor is dropped and around
+/// Appends to a `Vec<u8>` with the vector's pointer and length held in the cursor (in
+/// registers while a key is written) instead of re-read from the vector after every store (a
+/// byte store through the buffer may alias the vector's fields, so the compiler reloads them).
+/// The vector's length is brought up to date when the cursor is dropped and around
 /// [`Out::with_vec`].
+///
+/// The cursor holds `capacity − SLACK` as its `limit` (negative for a capacity below
+/// [`SLACK`]): a put of up to `SLACK` bytes checks for room with one comparison of the length
+/// against the limit (no subtraction).
 pub(crate) struct Cursor<'a> {
     vec: &'a mut Vec<u8>,
     ptr: *mut u8,
     len: usize,
-    cap: usize,
+    limit: isize,
 }
 
-// Invariant of a `Cursor`: `ptr` and `cap` are the vector's buffer and capacity (the vector is
-// not touched but through the cursor while it lives), `vec.len() <= len <= cap`, and the
-// bytes `0..len` of the buffer are initialised.
+/// Bytes a put of at most this size finds free whenever the cursor's length is at most its
+/// limit. At least the largest fixed-size put of the encoders (18 bytes: a 16-byte string
+/// with its tag and terminator), so that they all take the one-comparison check.
+const SLACK: usize = 32;
+
+// Invariant of a `Cursor`: `ptr` is the vector's buffer and `limit + SLACK` its capacity (the
+// vector is not touched but through the cursor while it lives), `vec.len() <= len <= limit +
+// SLACK`, and the bytes `0..len` of the buffer are initialised. (A `Vec`'s capacity is at most
+// `isize::MAX`, so the limit is exact.)
 impl<'a> Cursor<'a> {
     /// A cursor appending to `vec`.
     #[inline(always)]
@@ -85,21 +95,48 @@ impl<'a> Cursor<'a> {
         Cursor {
             ptr: vec.as_mut_ptr(),
             len: vec.len(),
-            cap: vec.capacity(),
+            limit: limit_of(vec.capacity()),
             vec,
         }
     }
 
-    /// Makes room for `n` more bytes. The work is out of line (keys are short and the buffer
-    /// is reused), and it is given the vector, not the cursor: a cursor whose address no call
-    /// takes can live in registers.
+    /// Makes sure of room for `N` more bytes: for `N <= SLACK` one comparison.
+    #[inline(always)]
+    fn room<const N: usize>(&mut self) {
+        let short = if N <= SLACK {
+            // cap − len >= SLACK >= N unless len > limit (len <= cap <= isize::MAX).
+            self.len as isize > self.limit
+        } else {
+            self.vec_capacity() - self.len < N
+        };
+        if short {
+            self.grow(N);
+        }
+    }
+
+    /// Makes room for `n` more bytes (at least `SLACK`, so that the next short puts find it
+    /// with the one comparison). The work is out of line (keys are
+    /// short and the buffer is reused), and it is given the vector, not the cursor: a cursor
+    /// whose address no call takes can live in registers.
     #[inline(always)]
     fn grow(&mut self, n: usize) {
         // SAFETY: bytes `0..len` are initialised and `len <= cap` (the invariant).
-        unsafe { reserve_after(self.vec, self.len, n) };
+        unsafe { reserve_after(self.vec, self.len, n.max(SLACK)) };
         self.ptr = self.vec.as_mut_ptr();
-        self.cap = self.vec.capacity();
+        self.limit = limit_of(self.vec.capacity());
     }
+
+    /// The vector's capacity (`limit + SLACK`).
+    #[inline(always)]
+    fn vec_capacity(&self) -> usize {
+        (self.limit + SLACK as isize) as usize
+    }
+}
+
+/// `capacity − SLACK`: a `Vec`'s capacity is at most `isize::MAX`, so this is exact.
+#[inline(always)]
+fn limit_of(capacity: usize) -> isize {
+    capacity as isize - SLACK as isize
 }
 
 /// Sets `vec`'s length to `len` and reserves `n` more bytes.
@@ -119,15 +156,13 @@ unsafe fn reserve_after(vec: &mut Vec<u8>, len: usize, n: usize) {
 impl Out for Cursor<'_> {
     #[inline(always)]
     fn put_cut<const N: usize>(&mut self, bytes: [u8; N], n: usize) {
-        if self.cap - self.len < N {
-            self.grow(N);
-        }
-        // SAFETY: `cap - len >= N` (checked above, or made so by `grow`) and `ptr` is the
-        // vector's buffer of `cap` bytes (the invariant), so the unaligned `N`-byte write at
-        // `len` stays inside the allocation and initialises those bytes; the new length
-        // `len + min(n, N)` stays within `cap` and covers only initialised bytes. Tested by
-        // `cursor_appends_like_the_vec` (every `n`, buffers exactly full so that every put
-        // grows) and by `asc_serializer_writes_what_the_ordered_one_writes`.
+        self.room::<N>();
+        // SAFETY: `room` leaves `cap − len >= N` (see there) and `ptr` is the vector's buffer
+        // of `cap` bytes (the invariant), so the unaligned `N`-byte write at `len` stays inside
+        // the allocation and initialises those bytes; the new length `len + min(n, N)` stays
+        // within `cap` and covers only initialised bytes. Tested by `cursor_appends_like_the_vec`
+        // (every `n`, buffers exactly full so that every put grows) and by
+        // `asc_serializer_writes_what_the_ordered_one_writes`.
         unsafe {
             self.ptr
                 .add(self.len)
@@ -139,15 +174,13 @@ impl Out for Cursor<'_> {
 
     #[inline(always)]
     unsafe fn put_raw<const N: usize>(&mut self, n: usize, write: impl FnOnce(*mut u8)) {
-        if self.cap - self.len < N {
-            self.grow(N);
-        }
-        // SAFETY: `cap - len >= N` (checked above, or made so by `grow`) and `ptr` is the
-        // vector's buffer of `cap` bytes (the invariant), so `write`, which stores only inside
-        // `0..N` from `len` (the caller's contract), stays inside the allocation; it
-        // initialises `len..len + n` and `n <= N`, so the invariant holds for the new length.
-        // Tested by `put_raw_appends_like_put_cut` (buffers exactly full so that every put
-        // grows) and by `asc_serializer_writes_what_the_ordered_one_writes`.
+        self.room::<N>();
+        // SAFETY: `room` leaves `cap − len >= N` and `ptr` is the vector's buffer of `cap`
+        // bytes (the invariant), so `write`, which stores only inside `0..N` from `len` (the
+        // caller's contract), stays inside the allocation; it initialises `len..len + n` and
+        // `n <= N`, so the invariant holds for the new length. Tested by
+        // `put_raw_appends_like_put_cut` (buffers exactly full so that every put grows) and by
+        // `asc_serializer_writes_what_the_ordered_one_writes`.
         unsafe { write(self.ptr.add(self.len)) };
         self.len += n;
     }
@@ -159,7 +192,7 @@ impl Out for Cursor<'_> {
         let r = f(self.vec);
         self.ptr = self.vec.as_mut_ptr();
         self.len = self.vec.len();
-        self.cap = self.vec.capacity();
+        self.limit = limit_of(self.vec.capacity());
         r
     }
 }
