@@ -144,6 +144,8 @@ fn to_key_ordered<T: Serialize + ?Sized>(
 /// Decodes a native key into `T` (strings are decoded into owned `String`s / byte buffers:
 /// the format shifts string bytes, so nothing can be borrowed).
 #[inline]
+// `matches!` rather than `is_ok()`: the value must not be borrowed (see the body).
+#[allow(clippy::redundant_pattern_matching)]
 pub fn from_key<'de, T: serde::Deserialize<'de>>(bytes: &'de [u8]) -> Result<T> {
     let mut d = KeyDeserializer {
         r: Reader::new(bytes),
