@@ -152,9 +152,10 @@ pub fn from_key<'de, T: serde::Deserialize<'de>>(bytes: &'de [u8]) -> Result<T> 
         level: 0,
     };
     // The value is returned as it is (no move through a `?`), and `v` is only matched on,
-    // never borrowed, so that it can live in the return place: the value is built there
-    // instead of being copied into it field by field (a copy the caller then reads back with
-    // wider loads, which stall; `docs/bench/keys.md`, session 13).
+    // never borrowed, so that rustc can put it in the return place: the value is built there
+    // instead of in a local copied out at the end (a copy that read fields back with loads
+    // wider than the stores that wrote them, which cannot be store-forwarded and stall;
+    // `docs/bench/keys.md`, session 13).
     let v = T::deserialize(De::<Root>::new(&mut d));
     if matches!(v, Ok(_)) && !d.r.at_end() {
         drop(v);
