@@ -383,3 +383,102 @@ fn level_typed_deserializer_matches_the_plain_one_at_the_depth_limit() {
         }
     }
 }
+
+/// `De::text`'s inline case (`text_short`: at most 16 plain ASCII bytes) against the plain
+/// deserializer, which reads every text through `Reader::escaped_vec`: strings of 0 to 20
+/// bytes with ASCII, control, escaped, UTF-8 and invalid UTF-8 bytes at one position, at the
+/// root, as a top-level element followed by another and as a nested one, both directions,
+/// followed by 0 to 16 more bytes; intact, cut short at every length and with any byte
+/// replaced by a tag, escape or plain value.
+#[test]
+fn text_short_agrees_with_text_general() {
+    /// The text element: tag, escaped content, terminator.
+    fn text(s: &[u8]) -> Vec<u8> {
+        let mut k = vec![TAG_TEXT];
+        crate::codec::native::put_escaped(&mut k, s);
+        k
+    }
+    fn check(k: &[u8]) {
+        let r = same::<String>(k)
+            .and_then(|_| same::<(String, u16)>(k))
+            .and_then(|_| same::<((String, u16),)>(k))
+            .and_then(|_| same::<(u8, char)>(k))
+            .and_then(|_| same::<(Dyn,)>(k));
+        if let Err(e) = r {
+            panic!("{e}");
+        }
+    }
+    let int = to_key(&(7u16,)).unwrap();
+    let mut decoded = 0;
+    for len in 0..=20usize {
+        for (k, odd) in [b'q', 0x00, 0x01, 0x7f, 0x80, 0xc3, 0xfc, 0xff]
+            .into_iter()
+            .enumerate()
+        {
+            let mut s: Vec<u8> = (0..len).map(|i| b'a' + (i % 26) as u8).collect();
+            if len > 0 {
+                s[(k * 3) % len] = odd;
+            }
+            if odd == 0xc3 && len >= 2 {
+                // A valid two-byte UTF-8 character.
+                s[(k * 3) % (len - 1) + 1] = 0xa9;
+                s[(k * 3) % (len - 1)] = 0xc3;
+            }
+            for tail in [0usize, 1, 8, 16] {
+                let junk: Vec<u8> = (0..tail).map(|i| 0x41 + i as u8).collect();
+                for desc in [false, true] {
+                    let flip = |mut v: Vec<u8>| {
+                        if desc {
+                            v.iter_mut().for_each(|b| *b = !*b);
+                        }
+                        v
+                    };
+                    let mut keys = vec![];
+                    // Root or top-level, followed by an integer element and junk.
+                    let mut top = flip(text(&s));
+                    top.extend(&int);
+                    top.extend(&junk);
+                    keys.push(top);
+                    // Only the string (then junk).
+                    let mut alone = flip(text(&s));
+                    alone.extend(&junk);
+                    keys.push(alone);
+                    // Nested in a tuple with an integer.
+                    let mut nested = vec![TAG_TUPLE];
+                    nested.extend(text(&s));
+                    nested.extend(&int);
+                    nested.push(TAG_END);
+                    let mut nested = flip(nested);
+                    nested.extend(&junk);
+                    keys.push(nested);
+                    for key in keys {
+                        // Read whole, or up to the junk after it.
+                        let read =
+                            |r: Result<()>| matches!(r, Ok(()) | Err(KeySerdeError::Trailing(_)));
+                        if read(from_key::<(String, u16)>(&key).map(drop))
+                            || read(from_key::<((String, u16),)>(&key).map(drop))
+                        {
+                            decoded += 1;
+                        }
+                        check(&key);
+                        for cut in 0..key.len() {
+                            check(&key[..cut]);
+                        }
+                        for at in 0..key.len() {
+                            for v in [
+                                0x00u8, 0x01, 0x02, 0x05, 0x78, 0x79, 0x7f, 0x80, 0x86, 0xfd, 0xfe,
+                                0xff,
+                            ] {
+                                let mut bad = key.clone();
+                                bad[at] = v;
+                                check(&bad);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    // The intact keys of valid text decode (so the inline case is exercised).
+    assert!(decoded > 1000, "{decoded}");
+}

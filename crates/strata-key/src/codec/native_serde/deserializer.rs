@@ -217,9 +217,76 @@ impl<'de, L: Level> De<'_, 'de, L> {
         Ok(())
     }
 
-    /// Reads a text element into a `String` of exactly its length.
-    #[inline]
+    /// Reads a text element into a `String`: the common case (at most 16 plain ASCII bytes
+    /// followed by at least its terminator) inline, everything else (and every error) in
+    /// [`KeyDeserializer::text_general`], so that the caller's `String::deserialize` stays
+    /// small enough to be inlined into its own caller.
+    #[inline(always)]
     fn text(&mut self) -> Result<String> {
+        #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+        if let Some(s) = self.text_short() {
+            return Ok(s);
+        }
+        self.d.text_general::<L>()
+    }
+
+    /// A text element of at most 16 plain ASCII bytes with its terminator and at least one
+    /// more byte in the key (what [`Reader::plain16_v`] reads with one 16-byte load), as a
+    /// `String`; `None`, with the reader as it was, for anything else.
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+    #[inline(always)]
+    fn text_short(&mut self) -> Option<String> {
+        let at = self.d.r.pos;
+        let raw = *self.d.r.bytes().get(at)?;
+        // As in `begin_element`: a nested element keeps its top-level element's mask, a
+        // top-level one takes it from its first byte (`00`, `01`, `fe` and `ff` then unmask
+        // to tags other than text's).
+        let mask = if Self::NESTED {
+            self.d.r.mask
+        } else {
+            ((raw as i8) >> 7) as u8
+        };
+        if raw ^ mask != TAG_TEXT {
+            return None;
+        }
+        let old_mask = self.d.r.mask;
+        self.d.r.mask = mask;
+        self.d.r.pos = at + 1;
+        match self.d.r.plain16_v() {
+            Some((c, n, true)) => {
+                // One 16-byte store into a buffer malloc would round up to at least 24 anyway.
+                let mut buf = Vec::with_capacity(16);
+                buf.extend_from_slice(&c);
+                buf.truncate(n);
+                self.d.r.pos = at + 1 + n + 1;
+                self.end_element();
+                // SAFETY: `plain16_v` reports `true` only when none of the first `n` lanes
+                // has its top bit set, and bytes below 0x80 are valid UTF-8 on their own.
+                // Tested by `text_short_agrees_with_text_general`.
+                Some(unsafe { String::from_utf8_unchecked(buf) })
+            }
+            _ => {
+                self.d.r.mask = old_mask;
+                self.d.r.pos = at;
+                None
+            }
+        }
+    }
+}
+
+impl KeyDeserializer<'_> {
+    /// Reads a text element at level `L` into a `String` of exactly its length: every case
+    /// [`De::text`] does not read inline, and every error.
+    #[inline(never)]
+    fn text_general<L: Level>(&mut self) -> Result<String> {
+        De::<L>::new(self).text_escaped()
+    }
+}
+
+impl<'de, L: Level> De<'_, 'de, L> {
+    /// [`De::text`] by [`Reader::escaped_vec`] (every case, every error).
+    #[inline(always)]
+    fn text_escaped(&mut self) -> Result<String> {
         self.string_tag(TAG_TEXT)?;
         let at = self.d.r.pos;
         let (buf, ascii) = self.d.r.escaped_vec()?;
@@ -585,7 +652,15 @@ impl<'de, L: Level> de::Deserializer<'de> for De<'_, 'de, L> {
 
     #[inline]
     fn deserialize_str<V: Visitor<'de>>(mut self, visitor: V) -> Result<V::Value> {
-        visitor.visit_string(self.text()?)
+        // As `De::text`, with a return of its own for each case: the inline one's `String`
+        // then goes to the visitor in registers, not through a `Result` shared with the
+        // general case.
+        #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+        if let Some(s) = self.text_short() {
+            return visitor.visit_string(s);
+        }
+        let s = self.d.text_general::<L>()?;
+        visitor.visit_string(s)
     }
 
     #[inline]

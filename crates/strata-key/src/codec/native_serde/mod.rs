@@ -144,15 +144,18 @@ fn to_key_ordered<T: Serialize + ?Sized>(
 /// Decodes a native key into `T` (strings are decoded into owned `String`s / byte buffers:
 /// the format shifts string bytes, so nothing can be borrowed).
 #[inline]
+// `matches!` rather than `is_ok()`: the value must not be borrowed (see the body).
+#[allow(clippy::redundant_pattern_matching)]
 pub fn from_key<'de, T: serde::Deserialize<'de>>(bytes: &'de [u8]) -> Result<T> {
     let mut d = KeyDeserializer {
         r: Reader::new(bytes),
         level: 0,
     };
     // The value is returned as it is (no move through a `?`), and `v` is only matched on,
-    // never borrowed, so that it can live in the return place: the value is built there
-    // instead of being copied into it field by field (a copy the caller then reads back with
-    // wider loads, which stall; `docs/bench/keys.md`, session 13).
+    // never borrowed, so that rustc can put it in the return place: the value is built there
+    // instead of in a local copied out at the end (a copy that read fields back with loads
+    // wider than the stores that wrote them, which cannot be store-forwarded and stall;
+    // `docs/bench/keys.md`, session 13).
     let v = T::deserialize(De::<Root>::new(&mut d));
     if matches!(v, Ok(_)) && !d.r.at_end() {
         drop(v);
