@@ -10,13 +10,10 @@ use crate::hint::prefetch;
 /// The decoded index of one SST.
 ///
 /// The keys share `prefix` (the common prefix of the first and last key, hence of all); for
-/// each key, `heads` holds the 16 bytes after the prefix as a big-endian integer
-/// (zero-padded), so that most steps of a lookup compare one integer instead of two byte
-/// strings. Heads are a filter only: when two heads are equal the keys are compared in full
-/// (`ends` and `keys`: two more cache misses in a large index). 16 bytes, not 8: the last
-/// keys of neighbouring blocks of a table's partition share more than 8 bytes after a file's
-/// prefix (table id, partition hash, the partition's values), and at 10^7 items the full
-/// comparisons of those ties were ~70% of a lookup's time.
+/// each key, `heads` holds the bytes after the prefix as a big-endian integer (zero-padded),
+/// so that most steps of a lookup compare one integer instead of two byte strings. Heads are a
+/// filter only: when two heads are equal the keys are compared in full (`ends` and `keys`:
+/// two more cache misses in a large index). See [`Heads`] for their width.
 /// A block's offset and length sit side by side (`locs`): one cache line for both.
 #[derive(Debug, Default, Clone)]
 pub struct FlatIndex {
@@ -24,7 +21,25 @@ pub struct FlatIndex {
     ends: Vec<usize>,
     locs: Vec<(u64, u32)>,
     prefix: usize,
-    heads: Vec<u128>,
+    heads: Heads,
+}
+
+/// The heads of an index's keys: 8 bytes after the prefix when no two neighbouring keys
+/// share them, else 16. The last keys of neighbouring blocks of a table's partition share
+/// more than 8 bytes after a file's prefix (table id, partition hash, the partition's
+/// values): with 8-byte heads most lookups in a tables database ended in full comparisons
+/// (~70% of a lookup's time at 10^7 items). Keys that differ within 8 bytes (the `lsm`
+/// bench's) keep 8-byte heads: 16-byte ones cost them ~40% more instructions per lookup.
+#[derive(Debug, Clone)]
+enum Heads {
+    Narrow(Vec<u64>),
+    Wide(Vec<u128>),
+}
+
+impl Default for Heads {
+    fn default() -> Self {
+        Heads::Narrow(Vec::new())
+    }
 }
 
 /// The 8 bytes of `key` from `at` as a big-endian integer, zero-padded past the end.
@@ -55,7 +70,7 @@ impl FlatIndex {
             ends: Vec::with_capacity(entries.len()),
             locs: Vec::with_capacity(entries.len()),
             prefix: 0,
-            heads: Vec::with_capacity(entries.len()),
+            heads: Heads::default(),
         };
         if let (Some(a), Some(b)) = (entries.first(), entries.last()) {
             ix.prefix = a
@@ -69,8 +84,16 @@ impl FlatIndex {
             ix.keys.extend_from_slice(&e.last_key);
             ix.ends.push(ix.keys.len());
             ix.locs.push((e.off, e.len));
-            ix.heads.push(head16(&e.last_key, ix.prefix));
         }
+        let wide: Vec<u128> = entries
+            .iter()
+            .map(|e| head16(&e.last_key, ix.prefix))
+            .collect();
+        ix.heads = if wide.windows(2).all(|w| w[0] >> 64 != w[1] >> 64) {
+            Heads::Narrow(wide.iter().map(|&h| (h >> 64) as u64).collect())
+        } else {
+            Heads::Wide(wide)
+        };
         ix
     }
 
@@ -112,8 +135,17 @@ impl FlatIndex {
         }
         // `target` starts with the prefix (or is a proper prefix of it: then its head is 0
         // and the full comparison below decides).
-        let th = head16(target, p);
-        let heads = &self.heads[..n];
+        match &self.heads {
+            Heads::Narrow(h) => self.search(h, head(target, p), target),
+            Heads::Wide(h) => self.search(h, head16(target, p), target),
+        }
+    }
+
+    /// [`FlatIndex::find`] in `heads` (8- or 16-byte), `th` being the target's head.
+    #[inline(always)]
+    fn search<H: Copy + Ord>(&self, heads: &[H], th: H, target: &[u8]) -> usize {
+        let n = self.len();
+        let heads = &heads[..n];
         let (mut lo, mut hi) = (0, n);
         while lo < hi {
             let mid = (lo + hi) / 2;
@@ -138,9 +170,19 @@ impl FlatIndex {
         lo
     }
 
+    /// True when the heads are 16 bytes (see [`Heads`]).
+    #[cfg(test)]
+    fn wide(&self) -> bool {
+        matches!(self.heads, Heads::Wide(_))
+    }
+
     /// Bytes held.
     pub fn bytes(&self) -> usize {
-        self.keys.len() + self.len() * (8 + 16 + 16)
+        let head = match self.heads {
+            Heads::Narrow(_) => 8,
+            Heads::Wide(_) => 16,
+        };
+        self.keys.len() + self.len() * (8 + 16 + head)
     }
 }
 
@@ -166,7 +208,8 @@ mod tests {
             prop_assert_eq!(ix.find(&target), want);
         }
 
-        /// Keys with long shared prefixes, zero bytes and lengths around the 16-byte head.
+        /// Keys with long shared prefixes, zero bytes and lengths around the 8- and 16-byte
+        /// heads (both widths: see `both_head_widths_are_used`).
         #[test]
         fn find_with_shared_prefixes(prefix in proptest::collection::vec(0u8..3, 0..12),
                                      tails in proptest::collection::btree_set(proptest::collection::vec(0u8..3, 0..20), 1..40),
@@ -183,6 +226,45 @@ mod tests {
             }
             for (i, e) in entries.iter().enumerate() {
                 prop_assert_eq!(ix.find(&e.last_key), i);
+            }
+        }
+    }
+
+    /// Keys that differ within 8 bytes after the prefix keep narrow heads, keys that share
+    /// more (a table partition's) get wide ones, and both find every key.
+    #[test]
+    fn both_head_widths_are_used() {
+        let narrow: Vec<Vec<u8>> = (0..500u64)
+            .map(|i| format!("{:016}", i * 7919).into_bytes())
+            .collect();
+        let mut wide: Vec<Vec<u8>> = (0..500u64)
+            .map(|i| {
+                [
+                    b"table/user0123".as_slice(),
+                    &(i / 3).to_be_bytes(),
+                    &(i % 3).to_be_bytes(),
+                ]
+                .concat()
+            })
+            .collect();
+        wide.sort();
+        for (keys, want_wide) in [(narrow, false), (wide, true)] {
+            let entries: Vec<IndexEntry> = keys
+                .iter()
+                .enumerate()
+                .map(|(i, k)| IndexEntry {
+                    last_key: k.clone(),
+                    off: i as u64,
+                    len: 1,
+                })
+                .collect();
+            let ix = FlatIndex::new(&entries);
+            assert_eq!(ix.wide(), want_wide);
+            for (i, k) in keys.iter().enumerate() {
+                assert_eq!(ix.find(k), i);
+                let mut above = k.clone();
+                above.push(0);
+                assert_eq!(ix.find(&above), i + 1);
             }
         }
     }
