@@ -1,6 +1,8 @@
 //! Little helpers for the byte formats: LEB128 varints, fixed-width integers, CRC32C.
 
-/// Appends `v` as an unsigned LEB128 varint.
+/// Appends `v` as an unsigned LEB128 varint. (Inline: the batch builder of the `strata`
+/// crate calls it twice per put.)
+#[inline]
 pub fn put_varint(out: &mut Vec<u8>, mut v: u64) {
     while v >= 0x80 {
         out.push((v as u8) | 0x80);

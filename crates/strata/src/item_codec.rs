@@ -590,6 +590,10 @@ pub(crate) enum KeyAttr<'a> {
 
 /// The attribute whose tag is at `pos` of `bytes` (see [`KeyAttr`]): text, integers and bytes
 /// without building a [`Value`], other scalars decoded as [`ItemRef::attr`] decodes them.
+///
+/// Inlined into the typed put (text and integer keys); the other types are decoded out of
+/// line.
+#[inline]
 pub(crate) fn key_attr_at(bytes: &[u8], pos: usize) -> Result<KeyAttr<'_>, Error> {
     let mut r = Reader { buf: bytes, pos };
     match bytes.get(pos) {
@@ -607,6 +611,15 @@ pub(crate) fn key_attr_at(bytes: &[u8], pos: usize) -> Result<KeyAttr<'_>, Error
             r.pos += 1;
             Ok(KeyAttr::Int(unzigzag(r.varint()?)))
         }
+        _ => key_attr_other(bytes, pos),
+    }
+}
+
+/// [`key_attr_at`] of an attribute other than a text or an integer.
+#[inline(never)]
+fn key_attr_other(bytes: &[u8], pos: usize) -> Result<KeyAttr<'_>, Error> {
+    let mut r = Reader { buf: bytes, pos };
+    match bytes.get(pos) {
         Some(&T_BYTES) => {
             r.pos += 1;
             let n = r.count()?;

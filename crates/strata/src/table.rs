@@ -394,32 +394,48 @@ impl Table {
     }
 
     /// The key attribute of field `f` whose tag is at `pos` of item bytes `v` (`usize::MAX`:
-    /// absent), checked like [`Table::key_of`] checks it.
+    /// absent), checked like [`Table::key_of`] checks it. Inlined into the typed put (one
+    /// call per key field per item); the errors are built out of line.
+    #[inline]
     fn typed_key_attr<'v>(&self, f: &KeyField, v: &'v [u8], pos: usize) -> Result<KeyAttr<'v>> {
         if pos == usize::MAX {
-            return Err(Error::MissingKeyAttribute {
-                table: self.name().to_owned(),
-                attr: f.name.clone(),
-            });
+            return Err(self.missing_key_attr(f));
         }
         let a = key_attr_at(v, pos)?;
-        let found = match (&a, f.kind) {
+        match (&a, f.kind) {
             (KeyAttr::Text(_), Kind::Text)
             | (KeyAttr::Int(_), Kind::Int)
-            | (KeyAttr::Bytes(_), Kind::Bytes) => return Ok(a),
-            (KeyAttr::Value(x), _) if f.accepts(x) => return Ok(a),
-            (KeyAttr::Text(_), _) => Kind::Text.name(),
-            (KeyAttr::Int(_), _) => Kind::Int.name(),
-            (KeyAttr::Bytes(_), _) => Kind::Bytes.name(),
-            (KeyAttr::Value(x), _) => x.kind().name(),
-            (KeyAttr::Nested(t), _) => t,
+            | (KeyAttr::Bytes(_), Kind::Bytes) => Ok(a),
+            (KeyAttr::Value(x), _) if f.accepts(x) => Ok(a),
+            _ => Err(self.key_attr_type_error(f, &a)),
+        }
+    }
+
+    /// The error of a typed put whose value has no attribute for key field `f`.
+    #[cold]
+    fn missing_key_attr(&self, f: &KeyField) -> Error {
+        Error::MissingKeyAttribute {
+            table: self.name().to_owned(),
+            attr: f.name.clone(),
+        }
+    }
+
+    /// The error of a typed put whose attribute `a` for key field `f` has the wrong type.
+    #[cold]
+    fn key_attr_type_error(&self, f: &KeyField, a: &KeyAttr<'_>) -> Error {
+        let found = match a {
+            KeyAttr::Text(_) => Kind::Text.name(),
+            KeyAttr::Int(_) => Kind::Int.name(),
+            KeyAttr::Bytes(_) => Kind::Bytes.name(),
+            KeyAttr::Value(x) => x.kind().name(),
+            KeyAttr::Nested(t) => t,
         };
-        Err(Error::KeyType {
+        Error::KeyType {
             table: self.name().to_owned(),
             attr: f.name.clone(),
             expected: f.kind.name().to_owned(),
             found: found.to_owned(),
-        })
+        }
     }
 
     /// The key of stored item bytes, its key attributes looked up by name.
