@@ -153,7 +153,8 @@ pub(crate) fn parent_dir(path: &Path) -> &Path {
 
 /// Creates `dir` and its missing ancestors and makes their names durable (a sync of each
 /// created directory's parent) before anything is written in them. An existing directory
-/// costs nothing.
+/// costs nothing. (strata-lsm's open applies the same rule through its `Fs` layer,
+/// `create_durable_dir` in `lsm/recover.rs`; this crate does not depend on strata-lsm.)
 pub(crate) fn create_dir_durable(dir: &Path) -> io::Result<()> {
     let mut created = Vec::new();
     let mut d = dir;
