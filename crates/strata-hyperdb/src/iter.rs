@@ -44,6 +44,12 @@ enum Frame {
     Prefix(Vec<u8>),
     /// Continue with this node from this index.
     Node(Arc<Node>, usize),
+    /// Continue with the node at this seq of feed 0 from this index: a pointer that was cached
+    /// when it was pushed (so resolving it cannot fail), resolved only when the frame is popped.
+    /// Its node was prefetched when the pointer was read; resolving at once would wait for that
+    /// load (the `Arc` increment is a locked instruction), resolving later lets it complete
+    /// while the walk works on other frames.
+    Cached(u64, usize),
 }
 
 /// The iterator; yields node arrays (one per key; several only with multiple writers).
@@ -178,6 +184,12 @@ impl<'a> ListIter<'a> {
                 }
                 match (values.next(), values.next()) {
                     (None, _) => {}
+                    (Some(q), None) if self.snap.db().is_cached(q) => {
+                        // The same `seen` entry as `push_node` makes for the resolved node.
+                        if self.seen.insert((q.seq, i + 1)) {
+                            self.stack.push(Frame::Cached(q.seq, i + 1));
+                        }
+                    }
                     (Some(q), None) => {
                         let n = self.snap.db().resolve(q)?;
                         self.push_node(n, i + 1);
@@ -229,6 +241,12 @@ impl<'a> ListIter<'a> {
             }
             match top {
                 Frame::Node(node, i) => {
+                    if let Some(out) = self.single_node(node, i)? {
+                        return Ok(Some(out));
+                    }
+                }
+                Frame::Cached(seq, i) => {
+                    let node = self.snap.db().node(seq)?;
                     if let Some(out) = self.single_node(node, i)? {
                         return Ok(Some(out));
                     }
