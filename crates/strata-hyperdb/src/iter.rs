@@ -61,7 +61,10 @@ pub struct ListIter<'a> {
     start: usize,
     end: usize,
     opts: ListOptions,
-    seen: FxHashSet<(u64, usize)>,
+    /// `(seq, index)` frames pushed, packed as `seq << 20 | index` (one word to hash and
+    /// store) when seq < 2^44 and index < 2^20; other frames go to `seen_wide`.
+    seen: FxHashSet<u64>,
+    seen_wide: FxHashSet<(u64, usize)>,
     seen_prefixes: FxHashSet<Vec<u8>>,
     /// Frames processed, and the longest path seen: a valid trie needs fewer than
     /// 16 · (blocks + 1) · (longest path + 1) frames, a hostile one is stopped there.
@@ -102,6 +105,7 @@ impl<'a> ListIter<'a> {
             },
             opts,
             seen: FxHashSet::default(),
+            seen_wide: FxHashSet::default(),
             seen_prefixes: FxHashSet::default(),
             frames: 0,
             longest_path: 0,
@@ -123,10 +127,19 @@ impl<'a> ListIter<'a> {
         }
     }
 
+    /// Records the frame `(seq, i)`; true the first time.
+    fn first_visit(&mut self, seq: u64, i: usize) -> bool {
+        if seq < 1 << 44 && i < 1 << 20 {
+            self.seen.insert(seq << 20 | i as u64)
+        } else {
+            self.seen_wide.insert((seq, i))
+        }
+    }
+
     fn push_node(&mut self, node: Arc<Node>, i: usize) {
         // In a valid trie every (node, index) frame is reached once; a hostile trie that
         // reaches one twice is cut here, which bounds the walk.
-        if self.seen.insert((node.seq, i)) {
+        if self.first_visit(node.seq, i) {
             self.stack.push(Frame::Node(node, i));
         }
     }
@@ -186,7 +199,7 @@ impl<'a> ListIter<'a> {
                     (None, _) => {}
                     (Some(q), None) if self.snap.db().is_cached(q) => {
                         // The same `seen` entry as `push_node` makes for the resolved node.
-                        if self.seen.insert((q.seq, i + 1)) {
+                        if self.first_visit(q.seq, i + 1) {
                             self.stack.push(Frame::Cached(q.seq, i + 1));
                         }
                     }
@@ -302,6 +315,38 @@ impl Iterator for ListIter<'_> {
                 self.failed = true;
                 Some(Err(e))
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::db::{CreateOptions, Hyperdb};
+
+    #[test]
+    fn first_visit_tells_every_frame_apart() {
+        let db = Hyperdb::memory(CreateOptions::default()).expect("memory db");
+        let mut it = db.snapshot().iter("", ListOptions::default());
+        // Frames that a careless packing would merge: neighbours, the edges of both fields,
+        // and values just past them (kept apart by the wide set).
+        let frames = [
+            (0, 0),
+            (0, 1),
+            (1, 0),
+            (1, 1),
+            ((1 << 44) - 1, (1 << 20) - 1),
+            (1 << 44, 0),
+            (0, 1 << 20),
+            (1, 1 << 20),
+            (2, 0),
+            (u64::MAX, usize::MAX),
+        ];
+        for &(seq, i) in &frames {
+            assert!(it.first_visit(seq, i), "first visit of ({seq}, {i})");
+        }
+        for &(seq, i) in &frames {
+            assert!(!it.first_visit(seq, i), "second visit of ({seq}, {i})");
         }
     }
 }
