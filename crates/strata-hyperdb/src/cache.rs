@@ -39,6 +39,14 @@ impl NodeCache {
         }
     }
 
+    /// True when `seq` is cached: [`NodeCache::get`] would answer it now. Reads the slot only,
+    /// not the node's memory.
+    #[inline]
+    pub fn contains(&self, seq: u64) -> bool {
+        let slot = &self.slots[(seq as usize) & (SLOTS - 1)];
+        slot.node.is_some() && slot.seq == seq
+    }
+
     /// Starts loading the cached node `seq` (its slot, then the first two cache lines of the
     /// node) into the CPU cache without waiting for it. A walk that is about to follow several
     /// pointers prefetches them all first: the loads then overlap, where one `Arc` clone after
@@ -101,17 +109,23 @@ mod tests {
     fn a_slot_holds_the_newest_node_and_answers_only_its_seq() {
         let mut c = NodeCache::default();
         assert!(c.get(5).is_none());
+        assert!(!c.contains(5));
         c.insert(node(5));
+        assert!(c.contains(5));
         assert_eq!(c.get(5).map(|n| n.seq), Some(5));
         let other = 5 + SLOTS as u64;
         assert!(c.get(other).is_none(), "same slot, other seq");
+        assert!(!c.contains(other), "same slot, other seq");
         c.insert(node(other));
         assert!(c.get(5).is_none(), "evicted");
+        assert!(!c.contains(5), "evicted");
+        assert!(c.contains(other));
         assert_eq!(
             c.get(other).map(|n| n.key.clone()),
             Some(format!("k{other}"))
         );
         assert!(c.get(0).is_none(), "an empty slot is not seq 0");
+        assert!(!c.contains(0), "an empty slot is not seq 0");
     }
 
     #[test]

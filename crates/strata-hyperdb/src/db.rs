@@ -328,6 +328,17 @@ impl Hyperdb {
         }
     }
 
+    /// True when [`Hyperdb::resolve`] of `p` would answer from the node cache now (so it cannot
+    /// fail): a pointer into feed 0, past the header, below the feed's length, cached. Reads the
+    /// cache slot only, not the node.
+    #[inline]
+    pub(crate) fn is_cached(&self, p: Pointer) -> bool {
+        p.feed == 0
+            && p.seq != 0
+            && p.seq < self.feed.len()
+            && self.cache.try_borrow().is_ok_and(|c| c.contains(p.seq))
+    }
+
     /// Follows a trie pointer.
     pub(crate) fn resolve(&self, p: Pointer) -> Result<Arc<Node>> {
         if p.feed != 0 {

@@ -44,6 +44,12 @@ enum Frame {
     Prefix(Vec<u8>),
     /// Continue with this node from this index.
     Node(Arc<Node>, usize),
+    /// Continue with the node at this seq of feed 0 from this index: a pointer that was cached
+    /// when it was pushed (so resolving it cannot fail), resolved only when the frame is popped.
+    /// Its node was prefetched when the pointer was read; resolving at once would wait for that
+    /// load (the `Arc` increment is a locked instruction), resolving later lets it complete
+    /// while the walk works on other frames.
+    Cached(u64, usize),
 }
 
 /// The iterator; yields node arrays (one per key; several only with multiple writers).
@@ -55,7 +61,10 @@ pub struct ListIter<'a> {
     start: usize,
     end: usize,
     opts: ListOptions,
-    seen: FxHashSet<(u64, usize)>,
+    /// `(seq, index)` frames pushed, packed as `seq << 20 | index` (one word to hash and
+    /// store) when seq < 2^44 and index < 2^20; other frames go to `seen_wide`.
+    seen: FxHashSet<u64>,
+    seen_wide: FxHashSet<(u64, usize)>,
     seen_prefixes: FxHashSet<Vec<u8>>,
     /// Frames processed, and the longest path seen: a valid trie needs fewer than
     /// 16 · (blocks + 1) · (longest path + 1) frames, a hostile one is stopped there.
@@ -96,6 +105,7 @@ impl<'a> ListIter<'a> {
             },
             opts,
             seen: FxHashSet::default(),
+            seen_wide: FxHashSet::default(),
             seen_prefixes: FxHashSet::default(),
             frames: 0,
             longest_path: 0,
@@ -117,10 +127,19 @@ impl<'a> ListIter<'a> {
         }
     }
 
+    /// Records the frame `(seq, i)`; true the first time.
+    fn first_visit(&mut self, seq: u64, i: usize) -> bool {
+        if seq < 1 << 44 && i < 1 << 20 {
+            self.seen.insert(seq << 20 | i as u64)
+        } else {
+            self.seen_wide.insert((seq, i))
+        }
+    }
+
     fn push_node(&mut self, node: Arc<Node>, i: usize) {
         // In a valid trie every (node, index) frame is reached once; a hostile trie that
         // reaches one twice is cut here, which bounds the walk.
-        if self.seen.insert((node.seq, i)) {
+        if self.first_visit(node.seq, i) {
             self.stack.push(Frame::Node(node, i));
         }
     }
@@ -178,6 +197,12 @@ impl<'a> ListIter<'a> {
                 }
                 match (values.next(), values.next()) {
                     (None, _) => {}
+                    (Some(q), None) if self.snap.db().is_cached(q) => {
+                        // The same `seen` entry as `push_node` makes for the resolved node.
+                        if self.first_visit(q.seq, i + 1) {
+                            self.stack.push(Frame::Cached(q.seq, i + 1));
+                        }
+                    }
                     (Some(q), None) => {
                         let n = self.snap.db().resolve(q)?;
                         self.push_node(n, i + 1);
@@ -233,6 +258,12 @@ impl<'a> ListIter<'a> {
                         return Ok(Some(out));
                     }
                 }
+                Frame::Cached(seq, i) => {
+                    let node = self.snap.db().node(seq)?;
+                    if let Some(out) = self.single_node(node, i)? {
+                        return Ok(Some(out));
+                    }
+                }
                 Frame::Prefix(p) => {
                     let nodes = self.snap.lookup(&p, None)?;
                     if nodes.is_empty() {
@@ -284,6 +315,38 @@ impl Iterator for ListIter<'_> {
                 self.failed = true;
                 Some(Err(e))
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::db::{CreateOptions, Hyperdb};
+
+    #[test]
+    fn first_visit_tells_every_frame_apart() {
+        let db = Hyperdb::memory(CreateOptions::default()).expect("memory db");
+        let mut it = db.snapshot().iter("", ListOptions::default());
+        // Frames that a careless packing would merge: neighbours, the edges of both fields,
+        // and values just past them (kept apart by the wide set).
+        let frames = [
+            (0, 0),
+            (0, 1),
+            (1, 0),
+            (1, 1),
+            ((1 << 44) - 1, (1 << 20) - 1),
+            (1 << 44, 0),
+            (0, 1 << 20),
+            (1, 1 << 20),
+            (2, 0),
+            (u64::MAX, usize::MAX),
+        ];
+        for &(seq, i) in &frames {
+            assert!(it.first_visit(seq, i), "first visit of ({seq}, {i})");
+        }
+        for &(seq, i) in &frames {
+            assert!(!it.first_visit(seq, i), "second visit of ({seq}, {i})");
         }
     }
 }
