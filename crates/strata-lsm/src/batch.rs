@@ -10,6 +10,7 @@
 
 use std::fmt;
 
+use crate::coding::put_varint;
 use crate::engine::Condition;
 use crate::record::{self, COMMIT, HEADER};
 
@@ -199,20 +200,16 @@ impl WriteBatch {
         if self.bytes.is_empty() {
             self.bytes.resize(HEAD_ROOM, 0);
         }
-        let mut head = [0u8; 18];
-        head[..8].copy_from_slice(&seq.to_le_bytes());
-        let mut len = 8;
-        let mut n = self.spans.len() as u64;
-        while n >= 0x80 {
-            head[len] = (n as u8) | 0x80;
-            n >>= 7;
-            len += 1;
-        }
-        head[len] = n as u8;
-        len += 1;
+        // `seq` and the op count are encoded after the ops (with the WAL's own varint
+        // encoder), then moved into the head room right before the ops.
+        let tail = self.bytes.len();
+        self.bytes.extend_from_slice(&seq.to_le_bytes());
+        put_varint(&mut self.bytes, self.spans.len() as u64);
+        let len = self.bytes.len() - tail;
         let payload = HEAD_ROOM - len;
         let start = payload - HEADER;
-        self.bytes[payload..HEAD_ROOM].copy_from_slice(&head[..len]);
+        self.bytes.copy_within(tail.., payload);
+        self.bytes.truncate(tail);
         let h = record::header_for(&self.bytes[payload..]);
         self.bytes[start..payload].copy_from_slice(&h);
         self.bytes.push(COMMIT);

@@ -318,3 +318,18 @@ pub(crate) fn parent_dir(path: &Path) -> &Path {
         _ => Path::new("."),
     }
 }
+
+/// `dir` and those of its ancestors that do not exist, deepest first: what
+/// [`Fs::create_dir_all`] of `dir` creates.
+pub(crate) fn missing_dirs(dir: &Path) -> Vec<&Path> {
+    let mut missing = Vec::new();
+    let mut d = dir;
+    while !d.exists() {
+        missing.push(d);
+        match d.parent() {
+            Some(p) if !p.as_os_str().is_empty() => d = p,
+            _ => break,
+        }
+    }
+    missing
+}

@@ -8,7 +8,9 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use super::{parent_dir, FileSyncer, Fs, ReadableFile, RealFs, RealReadable, WritableFile};
+use super::{
+    missing_dirs, parent_dir, FileSyncer, Fs, ReadableFile, RealFs, RealReadable, WritableFile,
+};
 use crate::lock::{DirLock, LockError, LockMode};
 use crate::sync::lock;
 
@@ -469,15 +471,10 @@ impl Fs for FaultFs {
             return Ok(());
         }
         self.faults.mutate("mkdir failed")?;
-        let mut missing = Vec::new();
-        let mut d = dir;
-        while !d.exists() {
-            missing.push(d.to_path_buf());
-            match d.parent() {
-                Some(p) if !p.as_os_str().is_empty() => d = p,
-                _ => break,
-            }
-        }
+        let missing: Vec<PathBuf> = missing_dirs(dir)
+            .into_iter()
+            .map(Path::to_path_buf)
+            .collect();
         RealFs.create_dir_all(dir)?;
         lock(&self.faults.new_dirs).extend(missing);
         Ok(())

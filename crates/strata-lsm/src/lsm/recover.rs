@@ -25,7 +25,7 @@ use crate::crash_point;
 use crate::engine::Op;
 use crate::error::{Error, Result};
 use crate::filename::{self, FileKind};
-use crate::fs::{parent_dir, Fs, RealFs};
+use crate::fs::{missing_dirs, parent_dir, Fs, RealFs};
 use crate::lock::{DirLock, LockError, LockMode};
 use crate::manifest::{self, Edit, ManifestState, ManifestWriter};
 use crate::memtable::Memtable;
@@ -109,15 +109,7 @@ pub(super) fn open(path: &Path, options: LsmOptions, mode: Mode) -> Result<Inner
 /// directory's parent a power loss after the first acknowledged write could take the whole new
 /// database with it. An existing directory costs no sync.
 fn create_durable_dir(fs: &dyn Fs, dir: &Path) -> Result<()> {
-    let mut created = Vec::new();
-    let mut d = dir;
-    while !d.exists() {
-        created.push(d);
-        match d.parent() {
-            Some(p) if !p.as_os_str().is_empty() => d = p,
-            _ => break,
-        }
-    }
+    let created = missing_dirs(dir);
     fs.create_dir_all(dir).map_err(Error::io(dir))?;
     for c in created {
         let parent = parent_dir(c);

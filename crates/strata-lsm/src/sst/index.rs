@@ -42,24 +42,26 @@ impl Default for Heads {
     }
 }
 
+/// The `N` bytes of `key` from `at`, zero-padded past the end.
+#[inline(always)]
+fn head_bytes<const N: usize>(key: &[u8], at: usize) -> [u8; N] {
+    let rest = key.get(at..).unwrap_or(&[]);
+    let mut b = [0u8; N];
+    let n = rest.len().min(N);
+    b[..n].copy_from_slice(&rest[..n]);
+    b
+}
+
 /// The 8 bytes of `key` from `at` as a big-endian integer, zero-padded past the end.
 #[inline]
 pub(crate) fn head(key: &[u8], at: usize) -> u64 {
-    let rest = key.get(at..).unwrap_or(&[]);
-    let mut b = [0u8; 8];
-    let n = rest.len().min(8);
-    b[..n].copy_from_slice(&rest[..n]);
-    u64::from_be_bytes(b)
+    u64::from_be_bytes(head_bytes(key, at))
 }
 
 /// The 16 bytes of `key` from `at` as a big-endian integer, zero-padded past the end.
 #[inline]
 pub(crate) fn head16(key: &[u8], at: usize) -> u128 {
-    let rest = key.get(at..).unwrap_or(&[]);
-    let mut b = [0u8; 16];
-    let n = rest.len().min(16);
-    b[..n].copy_from_slice(&rest[..n]);
-    u128::from_be_bytes(b)
+    u128::from_be_bytes(head_bytes(key, at))
 }
 
 impl FlatIndex {
