@@ -12,6 +12,7 @@ fn create_makes_every_new_name_durable_and_later_syncs_add_no_directory_sync() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("a").join("db");
     dir_syncs::take();
+    dir_syncs::take_files();
     let mut db = Hyperdb::create(
         &dir,
         CreateOptions {
@@ -36,6 +37,14 @@ fn create_makes_every_new_name_durable_and_later_syncs_add_no_directory_sync() {
     ];
     for d in &want {
         assert!(synced.contains(d), "{} not synced: {synced:?}", d.display());
+    }
+    // Every file of both feeds had its data synced (`key` and `secret_key` included).
+    let files = dir_syncs::take_files();
+    for feed in [dir.join("source"), content.clone()] {
+        for name in crate::sleep::store::FILE_NAMES {
+            let f = feed.join(name);
+            assert!(files.contains(&f), "{} not synced: {files:?}", f.display());
+        }
     }
     db.put("k", b"v").unwrap();
     db.sync().unwrap();

@@ -132,6 +132,8 @@ impl RandomAccess for DiskFile {
 
     fn sync(&mut self) -> io::Result<()> {
         if self.dirty {
+            #[cfg(test)]
+            dir_syncs::record_file(&self.path);
             self.file.sync_data()?;
             self.dirty = false;
         }
@@ -247,7 +249,7 @@ impl FeedFiles {
     }
 }
 
-/// The directories synced by this thread, for tests.
+/// The directories (and files) synced by this thread, for tests.
 #[cfg(test)]
 pub(crate) mod dir_syncs {
     use std::cell::RefCell;
@@ -264,5 +266,18 @@ pub(crate) mod dir_syncs {
     /// The directories synced since the last call, in order.
     pub(crate) fn take() -> Vec<PathBuf> {
         SYNCED.with(|s| std::mem::take(&mut *s.borrow_mut()))
+    }
+
+    thread_local! {
+        static FILES: RefCell<Vec<PathBuf>> = const { RefCell::new(Vec::new()) };
+    }
+
+    pub(crate) fn record_file(path: &Path) {
+        FILES.with(|s| s.borrow_mut().push(path.to_path_buf()));
+    }
+
+    /// The files whose data was synced since the last call, in order.
+    pub(crate) fn take_files() -> Vec<PathBuf> {
+        FILES.with(|s| std::mem::take(&mut *s.borrow_mut()))
     }
 }
