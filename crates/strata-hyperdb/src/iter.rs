@@ -39,6 +39,111 @@ impl Default for ListOptions {
     }
 }
 
+/// The nodes of one key that a listing yields: a single node in the common case (one writer, no
+/// hash collision), kept inline so that a listing allocates nothing per key, or several
+/// (collisions; multiple writers). Read it as a slice of nodes (`Deref<Target = [Arc<Node>]>`),
+/// iterate it by reference or by value, or turn it into a `Vec` with [`Nodes::into_vec`].
+#[derive(Clone, Debug)]
+pub struct Nodes(NodesRepr);
+
+#[derive(Clone, Debug)]
+enum NodesRepr {
+    One(Arc<Node>),
+    Many(Vec<Arc<Node>>),
+}
+
+impl Nodes {
+    /// The nodes as a `Vec` (allocates for a single node).
+    pub fn into_vec(self) -> Vec<Arc<Node>> {
+        match self.0 {
+            NodesRepr::One(n) => vec![n],
+            NodesRepr::Many(v) => v,
+        }
+    }
+
+    /// The nodes as a slice.
+    pub fn as_slice(&self) -> &[Arc<Node>] {
+        match &self.0 {
+            NodesRepr::One(n) => std::slice::from_ref(n),
+            NodesRepr::Many(v) => v,
+        }
+    }
+}
+
+/// Equal when the node slices are equal (however they are stored).
+impl PartialEq for Nodes {
+    fn eq(&self, other: &Nodes) -> bool {
+        self.as_slice() == other.as_slice()
+    }
+}
+
+impl Eq for Nodes {}
+
+impl From<Arc<Node>> for Nodes {
+    fn from(n: Arc<Node>) -> Nodes {
+        Nodes(NodesRepr::One(n))
+    }
+}
+
+impl From<Vec<Arc<Node>>> for Nodes {
+    fn from(v: Vec<Arc<Node>>) -> Nodes {
+        Nodes(NodesRepr::Many(v))
+    }
+}
+
+impl std::ops::Deref for Nodes {
+    type Target = [Arc<Node>];
+
+    fn deref(&self) -> &[Arc<Node>] {
+        self.as_slice()
+    }
+}
+
+impl AsRef<[Arc<Node>]> for Nodes {
+    fn as_ref(&self) -> &[Arc<Node>] {
+        self.as_slice()
+    }
+}
+
+impl<'n> IntoIterator for &'n Nodes {
+    type Item = &'n Arc<Node>;
+    type IntoIter = std::slice::Iter<'n, Arc<Node>>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.as_slice().iter()
+    }
+}
+
+impl IntoIterator for Nodes {
+    type Item = Arc<Node>;
+    type IntoIter = NodesIntoIter;
+
+    fn into_iter(self) -> NodesIntoIter {
+        NodesIntoIter(match self.0 {
+            NodesRepr::One(n) => Some(n).into_iter().chain(Vec::new()),
+            NodesRepr::Many(v) => None.into_iter().chain(v),
+        })
+    }
+}
+
+/// The by-value iterator of [`Nodes`].
+#[derive(Debug)]
+pub struct NodesIntoIter(
+    std::iter::Chain<std::option::IntoIter<Arc<Node>>, std::vec::IntoIter<Arc<Node>>>,
+);
+
+impl Iterator for NodesIntoIter {
+    type Item = Arc<Node>;
+
+    fn next(&mut self) -> Option<Arc<Node>> {
+        self.0.next()
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.0.size_hint()
+    }
+}
+
 enum Frame {
     /// Look up the newest node under this path.
     Prefix(Vec<u8>),
@@ -52,7 +157,8 @@ enum Frame {
     Cached(u64, usize),
 }
 
-/// The iterator; yields node arrays (one per key; several only with multiple writers).
+/// The iterator; yields the nodes of each key ([`Nodes`]: one node, inline, except on hash
+/// collisions and with multiple writers).
 pub struct ListIter<'a> {
     snap: Snapshot<'a>,
     stack: Vec<Frame>,
@@ -151,19 +257,19 @@ impl<'a> ListIter<'a> {
         }
     }
 
-    fn drain(&mut self) -> Option<Vec<Arc<Node>>> {
+    fn drain(&mut self) -> Option<Nodes> {
         while let Some(c) = self.collisions.pop() {
             // The reference reads `this._deletes` on the global object here, so it always
             // skips all-tombstone collisions.
             if all_deletes(&c) {
                 continue;
             }
-            return Some(c);
+            return Some(Nodes::from(c));
         }
         None
     }
 
-    fn single_node(&mut self, node: Arc<Node>, from: usize) -> Result<Option<Vec<Arc<Node>>>> {
+    fn single_node(&mut self, node: Arc<Node>, from: usize) -> Result<Option<Nodes>> {
         let path = node.key_path();
         self.longest_path = self.longest_path.max(path.len());
         // The key is read when the node is yielded: start loading it now.
@@ -215,7 +321,7 @@ impl<'a> ListIter<'a> {
         if (!self.opts.deletes && node.deleted) || !node.key.starts_with(&self.prefix) {
             return Ok(None);
         }
-        Ok(Some(vec![node]))
+        Ok(Some(Nodes::from(node)))
     }
 
     fn filter_result(&mut self, mut nodes: Vec<Arc<Node>>, i: usize) -> Option<Vec<Arc<Node>>> {
@@ -237,7 +343,7 @@ impl<'a> ListIter<'a> {
         result
     }
 
-    fn next_inner(&mut self) -> Result<Option<Vec<Arc<Node>>>> {
+    fn next_inner(&mut self) -> Result<Option<Nodes>> {
         if let Some(c) = self.drain() {
             return Ok(Some(c));
         }
@@ -288,7 +394,7 @@ impl<'a> ListIter<'a> {
                     }
                     if let Some(r) = self.filter_result(nodes, ptr) {
                         if self.opts.deletes || !all_deletes(&r) {
-                            return Ok(Some(r));
+                            return Ok(Some(Nodes::from(r)));
                         }
                     }
                     if let Some(c) = self.drain() {
@@ -302,7 +408,7 @@ impl<'a> ListIter<'a> {
 }
 
 impl Iterator for ListIter<'_> {
-    type Item = Result<Vec<Arc<Node>>>;
+    type Item = Result<Nodes>;
 
     fn next(&mut self) -> Option<Self::Item> {
         if self.failed {
@@ -323,6 +429,42 @@ impl Iterator for ListIter<'_> {
 mod tests {
     use super::*;
     use crate::db::{CreateOptions, Hyperdb};
+
+    #[test]
+    fn nodes_read_alike_inline_or_not() {
+        let mut db = Hyperdb::memory(CreateOptions::default()).expect("memory db");
+        db.put("a", b"1").expect("put");
+        db.put("b", b"2").expect("put");
+        let a = db.get("a").expect("get").expect("a");
+        let b = db.get("b").expect("get").expect("b");
+        let one = Nodes::from(a.clone());
+        let one_vec = Nodes::from(vec![a.clone()]);
+        let two = Nodes::from(vec![a.clone(), b.clone()]);
+        assert_eq!(one, one_vec);
+        assert_ne!(one, two);
+        assert_eq!(one.len(), 1);
+        assert_eq!(one[0].key, "a");
+        assert_eq!(one.as_ref().len(), 1);
+        assert_eq!(two.len(), 2);
+        assert_eq!(one.clone().into_vec(), vec![a.clone()]);
+        assert_eq!(two.clone().into_vec(), vec![a.clone(), b.clone()]);
+        let keys = |n: &Nodes| n.iter().map(|x| x.key.clone()).collect::<Vec<_>>();
+        assert_eq!(keys(&one), ["a"]);
+        assert_eq!(keys(&two), ["a", "b"]);
+        assert_eq!((&two).into_iter().count(), 2);
+        let it = one.clone().into_iter();
+        assert_eq!(it.size_hint(), (1, Some(1)));
+        assert_eq!(it.map(|x| x.seq).collect::<Vec<_>>(), [a.seq]);
+        let owned: Vec<u64> = two.into_iter().map(|x| x.seq).collect();
+        assert_eq!(owned, [a.seq, b.seq]);
+        // What a listing yields: one inline node per key.
+        let listed = db
+            .snapshot()
+            .list("", ListOptions::default())
+            .expect("list");
+        assert_eq!(listed.len(), 2);
+        assert!(listed.iter().all(|n| n.len() == 1));
+    }
 
     #[test]
     fn first_visit_tells_every_frame_apart() {

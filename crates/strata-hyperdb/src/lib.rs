@@ -31,7 +31,7 @@ pub mod wire;
 
 pub use db::{BatchOp, CreateOptions, Hyperdb, PutOptions};
 pub use error::{Error, Result};
-pub use iter::{ListIter, ListOptions};
+pub use iter::{ListIter, ListOptions, Nodes};
 pub use node::Node;
 pub use sleep::KeyPair;
 pub use snapshot::{DiffItem, Snapshot};

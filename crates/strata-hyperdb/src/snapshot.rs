@@ -8,7 +8,7 @@ use rustc_hash::FxHashSet;
 
 use crate::db::Hyperdb;
 use crate::error::{Error, Result};
-use crate::iter::{ListIter, ListOptions};
+use crate::iter::{ListIter, ListOptions, Nodes};
 use crate::node::Node;
 use crate::path;
 use crate::varint;
@@ -24,9 +24,9 @@ pub struct Snapshot<'a> {
 #[derive(Clone, Debug)]
 pub struct DiffItem {
     /// The nodes on the left (`self`) side, or `None` when the key is absent there.
-    pub left: Option<Vec<Arc<Node>>>,
+    pub left: Option<Nodes>,
     /// The nodes on the right (`other`) side.
-    pub right: Option<Vec<Arc<Node>>>,
+    pub right: Option<Nodes>,
 }
 
 /// Compares two strings as JavaScript does (by UTF-16 code units).
@@ -189,8 +189,8 @@ impl<'a> Snapshot<'a> {
         ListIter::new(*self, prefix, opts)
     }
 
-    /// hyperdb's `list`: every yielded node array, in iteration order.
-    pub fn list(&self, prefix: &str, opts: ListOptions) -> Result<Vec<Vec<Arc<Node>>>> {
+    /// hyperdb's `list`: the nodes of every yielded key (see [`Nodes`]), in iteration order.
+    pub fn list(&self, prefix: &str, opts: ListOptions) -> Result<Vec<Nodes>> {
         self.iter(prefix, opts).collect()
     }
 
@@ -234,8 +234,8 @@ impl<'a> Snapshot<'a> {
     ) -> Result<Vec<DiffItem>> {
         let mut left = self.iter(prefix, opts);
         let mut right = other.iter(prefix, opts);
-        let mut l: Option<Vec<Arc<Node>>> = None;
-        let mut r: Option<Vec<Arc<Node>>> = None;
+        let mut l: Option<Nodes> = None;
+        let mut r: Option<Nodes> = None;
         let mut out = Vec::new();
         loop {
             if l.is_none() {
