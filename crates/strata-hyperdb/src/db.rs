@@ -567,19 +567,28 @@ impl Hyperdb {
                 };
                 let bucket = levels.next_if(|l| l.index == i);
                 let mut deferred: SmallVec<[(u8, Pointer); 4]> = SmallVec::new();
+                // The first pointer of our own bucket: where the walk goes next.
+                let mut next = None;
                 if let Some(b) = &bucket {
-                    for v in 0..=path::TERMINATOR {
-                        if v == val && val != path::TERMINATOR {
-                            continue;
-                        }
-                        for p in b.bucket(v) {
-                            if val == path::TERMINATOR {
-                                deferred.push((v, p));
-                            } else {
-                                level.push(v, p);
+                    // One pass over the level: every bucket but ours is copied (all of them,
+                    // ours included, are deferred at the terminator).
+                    b.for_each_pointer(|v, p| {
+                        if v == val {
+                            next = next.or(Some(p));
+                            if val != path::TERMINATOR {
+                                return;
                             }
                         }
-                    }
+                        if val == path::TERMINATOR {
+                            deferred.push((v, p));
+                        } else {
+                            level.push(v, p);
+                        }
+                    });
+                }
+                if let Some(p) = next {
+                    // The node the walk follows next: start loading it now.
+                    self.prefetch(p);
                 }
                 let head_val = head.key_path().digit(i);
                 let same = head_val == Some(val) && (val < path::TERMINATOR || head.key == key);
@@ -611,7 +620,7 @@ impl Hyperdb {
                 if same {
                     continue;
                 }
-                let Some(next) = bucket.and_then(|b| b.bucket(val).next()) else {
+                let Some(next) = next else {
                     break;
                 };
                 head = self.resolve(next)?;

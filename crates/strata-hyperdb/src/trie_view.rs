@@ -124,6 +124,31 @@ impl<'a> Level<'a> {
         out
     }
 
+    /// Calls `f(v, pointer)` for every pointer of the level, buckets in ascending `v` and each
+    /// bucket's chain in order (what [`Level::bucket`] yields for `v` = 0..=4, one after the
+    /// other), reading the level once. Stops at malformed bytes (never the case for bytes that
+    /// passed [`TrieBytes::parse`] or were written by [`LevelBuf`]).
+    #[inline]
+    pub(crate) fn for_each_pointer(&self, mut f: impl FnMut(u8, Pointer)) {
+        let mut pos = 0;
+        for v in 0..=TERMINATOR {
+            if self.bits & (1 << v) == 0 {
+                continue;
+            }
+            loop {
+                match read_ptr(self.body, &mut pos) {
+                    Some((p, more)) => {
+                        f(v, p);
+                        if !more {
+                            break;
+                        }
+                    }
+                    None => return,
+                }
+            }
+        }
+    }
+
     /// The pointers of bucket `v` (0..=4; empty otherwise).
     pub fn bucket(&self, v: u8) -> Ptrs<'a> {
         if v > TERMINATOR || self.bits & (1 << v) == 0 {
@@ -417,9 +442,14 @@ impl LevelBuf {
         }
         let out = &mut trie.bytes;
         trie.table.level(index, out.len());
-        let mut put = |v: u64| {
-            let (b, n) = varint::encode_array(v);
-            out.extend_from_slice(&b[..n]);
+        // Byte by byte: almost every varint here is one or two bytes, and a slice copy per
+        // varint (a `memcpy` call each) cost more than the pushes.
+        let mut put = |mut v: u64| {
+            while v >= 0x80 {
+                out.push((v as u8) | 0x80);
+                v >>= 7;
+            }
+            out.push(v as u8);
         };
         put(index as u64);
         put(bits);
@@ -478,6 +508,33 @@ mod tests {
         assert_eq!(view.level_from(2).map(|l| l.index), Some(64));
         assert!(view.level_from(65).is_none());
         assert!(TrieBytes::parse(&bytes, 64, "t").is_err());
+    }
+
+    #[test]
+    fn for_each_pointer_yields_the_buckets_in_order() {
+        let mut t = Trie::new();
+        let p = |feed, seq| Pointer { feed, seq };
+        t.push(1, 1, p(0, 1));
+        t.push(1, 2, p(5, 3));
+        t.push(1, 2, p(0, 300));
+        t.push(1, 3, p(6, 98));
+        t.push(2, 0, p(0, 1 << 40));
+        t.push(64, 0, p(0, 2));
+        t.push(64, 4, p(0, 23));
+        t.push(64, 4, p(1, 17));
+        t.push(64, 4, p(0, 200_000));
+        let parsed = TrieBytes::parse(&t.to_bytes(), 65, "t").unwrap();
+        let mut levels = 0;
+        for level in parsed.view().levels() {
+            let mut got = Vec::new();
+            level.for_each_pointer(|v, p| got.push((v, p)));
+            let want: Vec<(u8, Pointer)> = (0..=TERMINATOR)
+                .flat_map(|v| level.bucket(v).map(move |p| (v, p)))
+                .collect();
+            assert_eq!(got, want, "level {}", level.index);
+            levels += 1;
+        }
+        assert_eq!(levels, 3);
     }
 
     #[test]
