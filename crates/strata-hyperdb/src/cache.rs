@@ -47,18 +47,25 @@ impl NodeCache {
         slot.node.is_some() && slot.seq == seq
     }
 
-    /// Starts loading the cached node `seq` (its slot, then the first two cache lines of the
-    /// node) into the CPU cache without waiting for it. A walk that is about to follow several
+    /// Starts loading the cached node `seq` (its slot, then every cache line of the node up to
+    /// its value) into the CPU cache without waiting for it. A walk that is about to follow several
     /// pointers prefetches them all first: the loads then overlap, where one `Arc` clone after
     /// another (a locked instruction each) would wait for each miss in turn.
     #[inline]
     pub fn prefetch(&self, seq: u64) {
         let slot = &self.slots[(seq as usize) & (SLOTS - 1)];
         if let Some(n) = &slot.node {
-            let p = Arc::as_ptr(n).cast::<u8>();
-            // The `Arc` counts sit just before the node.
-            prefetch(p.wrapping_sub(16));
-            prefetch(p.wrapping_add(48));
+            // The `Arc` counts sit just before the node. A listing reads the node up to its
+            // value (`repr(C)`): counts and flags, key and path, the trie's bytes (inline in the
+            // node) and the trie's length word at their end; every line of that is asked for.
+            let start = Arc::as_ptr(n).cast::<u8>().wrapping_sub(16);
+            let len = 16 + std::mem::offset_of!(Node, value);
+            let mut off = 0;
+            while off < len {
+                prefetch(start.wrapping_add(off));
+                off += 64;
+            }
+            prefetch(start.wrapping_add(len - 1));
         }
     }
 
