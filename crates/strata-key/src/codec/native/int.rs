@@ -506,6 +506,34 @@ impl Reader<'_> {
         self.int_wide_after_tag(tag, at)
     }
 
+    /// The common case of [`Reader::int_after_tag_masked`] for an element whose tag byte is
+    /// at `at` (`tag` unmasked, direction `mask`), without errors: a tag whose magnitude fits
+    /// a `u64` (classes 0 to 8; every other tag, integer or not, is not "fast" in the table,
+    /// so this one test is also the tag's range check), at least 8 bytes in the key after the
+    /// tag (the payload is one 8-byte load) and a valid last payload byte. Returns the
+    /// magnitude `m`, the sign word (`u64::MAX` for a negative tag: the value is `!m`, else
+    /// 0) and the payload length; `None` for anything else, with nothing consumed (the
+    /// caller then takes the general path, which reports the errors).
+    #[inline(always)]
+    pub(crate) fn int_fast_at(&self, at: usize, tag: u8, mask: u8) -> Option<(u64, u64, usize)> {
+        let f = &FAST_TAGS[tag as usize];
+        if !f.fast {
+            return None;
+        }
+        let w = self.bytes.get(at + 1..)?.first_chunk::<8>()?;
+        let raw = u64::from_be_bytes(*w) >> f.shift;
+        // As in `int_after_tag_masked`.
+        let payload = (raw ^ (mask as i8 as u64) ^ f.neg) & f.lanes;
+        if (payload as u8).wrapping_add(1) < f.check {
+            return None;
+        }
+        let m = f
+            .base
+            .wrapping_add(payload)
+            .wrapping_sub((payload >> 8) << 1);
+        Some((m, f.neg, usize::from(f.p)))
+    }
+
     /// The `p` payload bytes of an integer that ends within 8 bytes of the key's end, as a
     /// big-endian number (not yet unmasked).
     #[inline(never)]

@@ -482,3 +482,127 @@ fn text_short_agrees_with_text_general() {
     // The intact keys of valid text decode (so the inline case is exercised).
     assert!(decoded > 1000, "{decoded}");
 }
+
+/// `De::int64`'s inline case (`int_fast`: a magnitude that fits a `u64`, at least 8 bytes
+/// after the tag) against the plain deserializer, which reads every integer through
+/// `Reader::int_after_tag_masked` and an `i128`: integers at and around every class and tag
+/// boundary of both signs up to the `i128` limits, and around every type's limits; at the
+/// root, as a top-level element followed by another and by 0, 1 or 9 more bytes, and nested;
+/// both directions; intact, cut short at every length and with any byte replaced by a tag,
+/// escape or plain value; read as every integer type of at most 64 bits before a `u16`, at
+/// the top level and nested, and as an `Option<u64>`.
+#[test]
+fn int_fast_agrees_with_int_general() {
+    fn check(k: &[u8]) {
+        macro_rules! each {
+            ($($t:ty),*) => {
+                $(
+                    same::<($t, u16)>(k)
+                        .and_then(|_| same::<(($t, u16),)>(k))
+                        .unwrap_or_else(|e| panic!("{e}"));
+                )*
+            };
+        }
+        each!(i8, i16, i32, i64, u8, u16, u32, u64);
+        same::<Option<u64>>(k).unwrap_or_else(|e| panic!("{e}"));
+    }
+    let mut values: Vec<i128> = vec![0, 1, -1, 2, -2];
+    for t in [
+        i8::MIN as i128,
+        i8::MAX as i128,
+        u8::MAX as i128,
+        i16::MIN as i128,
+        i16::MAX as i128,
+        u16::MAX as i128,
+        i32::MIN as i128,
+        i32::MAX as i128,
+        u32::MAX as i128,
+        i64::MIN as i128,
+        i64::MAX as i128,
+        u64::MAX as i128,
+        i128::MIN,
+        i128::MAX,
+    ] {
+        for d in -2i128..=2 {
+            values.push(t.saturating_add(d));
+        }
+    }
+    // Class starts and every tag boundary within the multi-tag classes, both signs.
+    let (mut p, mut n) = (24i128, 8i128);
+    values.extend([p, !p, n, !n]);
+    for k in 0..=32i128 {
+        values.extend([p + k * 254, !(n + k.min(8) * 254)]);
+    }
+    p += 32 * 254;
+    n += 8 * 254;
+    for k in 0..=8i128 {
+        values.extend([p + k * 254 * 256, !(n + k.min(4) * 254 * 256)]);
+    }
+    p += 8 * 254 * 256;
+    n += 4 * 254 * 256;
+    let mut per = 254i128 * 256 * 256;
+    for _ in 3..17 {
+        values.extend([p, !p, n, !n]);
+        p = p.saturating_add(per);
+        n = n.saturating_add(per);
+        per = per.saturating_mul(256);
+    }
+    let mut values: Vec<i128> = values
+        .into_iter()
+        .flat_map(|v| [v.saturating_sub(1), v, v.saturating_add(1)])
+        .collect();
+    values.sort_unstable();
+    values.dedup();
+    let int = to_key(&(7u16,)).unwrap();
+    let mut fast = 0;
+    for &v in &values {
+        let el = to_key(&(v,)).unwrap();
+        for tail in [0usize, 1, 9] {
+            let junk: Vec<u8> = (0..tail).map(|i| 0x41 + i as u8).collect();
+            for desc in [false, true] {
+                let flip = |mut v: Vec<u8>| {
+                    if desc {
+                        v.iter_mut().for_each(|b| *b = !*b);
+                    }
+                    v
+                };
+                let mut keys = vec![];
+                let mut top = flip(el.clone());
+                top.extend(&int);
+                top.extend(&junk);
+                keys.push(top);
+                let mut alone = flip(el.clone());
+                alone.extend(&junk);
+                keys.push(alone);
+                let mut nested = vec![TAG_TUPLE];
+                nested.extend(&el);
+                nested.extend(&int);
+                nested.push(TAG_END);
+                let mut nested = flip(nested);
+                nested.extend(&junk);
+                keys.push(nested);
+                for key in keys {
+                    if matches!(
+                        from_key::<(i64, u16)>(&key),
+                        Ok(_) | Err(KeySerdeError::Trailing(_))
+                    ) {
+                        fast += 1;
+                    }
+                    check(&key);
+                    for cut in 0..key.len() {
+                        check(&key[..cut]);
+                    }
+                    for at in 0..key.len() {
+                        for b in [0x00u8, 0x01, 0x05, 0x3c, 0x74, 0xff] {
+                            let mut bad = key.clone();
+                            bad[at] = b;
+                            check(&bad);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    // Many intact keys decode as `(i64, u16)` (so the inline case is exercised).
+    assert!(fast > 1000, "{fast}");
+}

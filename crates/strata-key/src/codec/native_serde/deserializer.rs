@@ -10,6 +10,10 @@ use std::marker::PhantomData;
 
 use super::*;
 
+// A child module (it reads the private fields and helpers of this one).
+#[path = "de_int.rs"]
+mod de_int;
+
 // ---------------------------------------------------------------------------------------------
 // Deserializer
 // ---------------------------------------------------------------------------------------------
@@ -490,6 +494,16 @@ impl<'de, P: Level> VariantAccess<'de> for Enum<'_, 'de, P> {
     }
 }
 
+/// An integer type of at most 64 bits: [`De::int64`].
+macro_rules! de_int64 {
+    ($method:ident, $visit:ident, $t:ty) => {
+        #[inline]
+        fn $method<V: Visitor<'de>>(mut self, visitor: V) -> Result<V::Value> {
+            self.int64::<$t, _>(|v| visitor.$visit(v))
+        }
+    };
+}
+
 macro_rules! de_int {
     ($method:ident, $visit:ident, $t:ty) => {
         #[inline]
@@ -587,15 +601,15 @@ impl<'de, L: Level> de::Deserializer<'de> for De<'_, 'de, L> {
         }
     }
 
-    de_int!(deserialize_i8, visit_i8, i8);
-    de_int!(deserialize_i16, visit_i16, i16);
-    de_int!(deserialize_i32, visit_i32, i32);
-    de_int!(deserialize_i64, visit_i64, i64);
+    de_int64!(deserialize_i8, visit_i8, i8);
+    de_int64!(deserialize_i16, visit_i16, i16);
+    de_int64!(deserialize_i32, visit_i32, i32);
+    de_int64!(deserialize_i64, visit_i64, i64);
     de_int!(deserialize_i128, visit_i128, i128);
-    de_int!(deserialize_u8, visit_u8, u8);
-    de_int!(deserialize_u16, visit_u16, u16);
-    de_int!(deserialize_u32, visit_u32, u32);
-    de_int!(deserialize_u64, visit_u64, u64);
+    de_int64!(deserialize_u8, visit_u8, u8);
+    de_int64!(deserialize_u16, visit_u16, u16);
+    de_int64!(deserialize_u32, visit_u32, u32);
+    de_int64!(deserialize_u64, visit_u64, u64);
     de_int!(deserialize_u128, visit_u128, u128);
 
     #[inline]
