@@ -78,7 +78,7 @@ impl Inner {
                 None => self.view_now(s).0.get_with(key, seq, f),
             },
             Holder::Files(v) => {
-                Ok(lookup_version_ref(&v, key, hash)?.and_then(|(b, r)| b.value_slice(r).map(f)))
+                Ok(lookup_version_ref(&v, key, hash)?.and_then(|found| found.value().map(f)))
             }
         }
     }
@@ -186,10 +186,7 @@ impl StripeView {
                 return Ok(v.map(f));
             }
         }
-        Ok(
-            lookup_version_ref(&self.version, key, hash)?
-                .and_then(|(b, r)| b.value_slice(r).map(f)),
-        )
+        Ok(lookup_version_ref(&self.version, key, hash)?.and_then(|found| found.value().map(f)))
     }
 
     /// The sources of this stripe that can hold keys of `range`, newest first, as one

@@ -5,9 +5,8 @@ use std::sync::{Arc, OnceLock};
 
 use crate::error::Result;
 use crate::manifest::LEVELS;
-use crate::sst::block::{Block, ValueRef};
 use crate::sst::index::FlatIndex;
-use crate::sst::table::{FileMeta, IndexEntry, Table};
+use crate::sst::table::{FileMeta, Found, IndexEntry, Table};
 
 /// Something that knows its file's metadata: an open [`Table`], or just the [`FileMeta`]
 /// (which is what compaction picking needs, and what its unit tests use).
@@ -141,14 +140,14 @@ pub fn overlaps_range(t: &Table, lo: &Bound<Vec<u8>>, hi: &Bound<Vec<u8>>) -> bo
     above_lo && below_hi
 }
 
-/// Looks a key up in the files of a stripe: `None` when no file has it, else the block that
-/// holds its newest entry and where in it the value lies (the value is not copied). `hash` is
+/// Looks a key up in the files of a stripe: `None` when no file has it, else where its newest
+/// entry's value lies ([`Found`]: in a block, or in a mapped file; the value is not copied). `hash` is
 /// the key's [`crate::sst::bloom::key_hash`] (computed once per point read).
-pub fn lookup_version_ref(
-    v: &StripeVersion,
+pub fn lookup_version_ref<'v>(
+    v: &'v StripeVersion,
     key: &[u8],
     hash: u64,
-) -> Result<Option<(Block, ValueRef)>> {
+) -> Result<Option<Found<'v>>> {
     for t in &v.levels[0] {
         if let Some(found) = t.get_ref(key, hash)? {
             return Ok(Some(found));

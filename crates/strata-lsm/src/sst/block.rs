@@ -178,6 +178,90 @@ pub(crate) fn restart_array(data: &[u8]) -> Result<(usize, usize), BlockError> {
     Ok((restarts, n))
 }
 
+/// The three lengths at the start of the entry at `pos` of `d` (a block's entries, up to its
+/// restart array): `(shared, unshared, vtag, offset after them)`.
+#[inline]
+fn entry_header(d: &[u8], pos: usize) -> Result<(usize, usize, u64, usize), BlockError> {
+    // Fast path: three one-byte varints (short keys, values under 127 bytes).
+    if let Some(h) = d.get(pos..pos.wrapping_add(3)) {
+        if (h[0] | h[1] | h[2]) < 0x80 {
+            return Ok((h[0] as usize, h[1] as usize, u64::from(h[2]), pos + 3));
+        }
+    }
+    entry_header_slow(d, pos)
+}
+
+#[cold]
+fn entry_header_slow(d: &[u8], pos: usize) -> Result<(usize, usize, u64, usize), BlockError> {
+    let mut p = pos;
+    let bad = |what: &str| FormatError::new(pos, format!("bad entry: {what}"));
+    let shared = get_varint(d, &mut p).ok_or_else(|| bad("shared length"))?;
+    let unshared = get_varint(d, &mut p).ok_or_else(|| bad("key length"))?;
+    let vtag = get_varint(d, &mut p).ok_or_else(|| bad("value length"))?;
+    let shared = usize::try_from(shared).map_err(|_| bad("shared length"))?;
+    let unshared = usize::try_from(unshared).map_err(|_| bad("key length"))?;
+    Ok((shared, unshared, vtag, p))
+}
+
+#[cold]
+fn bad_entry(pos: usize, what: &str) -> BlockError {
+    FormatError::new(pos, format!("bad entry: {what}"))
+}
+
+/// The entry of `d` (a block's entries, or one restart interval of them read in place) whose
+/// key equals `target`, scanning from `pos`: the offset of a restart point whose key is at
+/// most `target` (or the first one). Keys are not rebuilt: the scan keeps the length of the
+/// prefix that the previous key shares with `target` and compares only the bytes each entry
+/// stores. The value's offset is in `d`.
+pub(crate) fn scan_entries(
+    d: &[u8],
+    mut pos: usize,
+    target: &[u8],
+) -> Result<Option<ValueRef>, BlockError> {
+    // `matched` = length of the common prefix of the previous key and `target`; the
+    // previous key is below `target` (before the first entry: the empty key).
+    let (mut matched, mut prev_len) = (0usize, 0usize);
+    while pos < d.len() {
+        let (shared, unshared, vtag, p) = entry_header(d, pos)?;
+        if shared > prev_len {
+            return Err(bad_entry(pos, "shared prefix longer than the previous key"));
+        }
+        let kend = p
+            .checked_add(unshared)
+            .filter(|&e| e <= d.len())
+            .ok_or_else(|| bad_entry(pos, "key runs past the block"))?;
+        let vlen = vtag.saturating_sub(1) as usize;
+        let vend = kend
+            .checked_add(vlen)
+            .filter(|&e| e <= d.len())
+            .ok_or_else(|| bad_entry(pos, "value runs past the block"))?;
+        if shared <= matched {
+            // The key's first `shared` bytes are the previous key's, which agree with
+            // `target`: compare the stored rest. (A restart entry stores its whole key.)
+            let rest = &target[shared..];
+            let stored = &d[p..kend];
+            let k = rest.iter().zip(stored).take_while(|(a, b)| a == b).count();
+            if k == rest.len() {
+                // `target` is this key, or a proper prefix of it (then it is above).
+                return Ok((k == stored.len()).then_some(ValueRef {
+                    off: kend as u32,
+                    len: vlen as u32,
+                    tombstone: vtag == 0,
+                }));
+            }
+            if k < stored.len() && stored[k] > rest[k] {
+                return Ok(None);
+            }
+            matched = shared + k;
+        }
+        // (shared > matched: this key agrees with the previous one past the byte where
+        // that one fell below `target`, so it is below too.)
+        prev_len = shared + unshared;
+        pos = vend;
+    }
+    Ok(None)
+}
+
 impl Block {
     /// Parses the restart array of a block.
     pub fn new(data: Arc<Vec<u8>>) -> Result<Block, BlockError> {
@@ -237,32 +321,7 @@ impl Block {
     /// the offset after them.
     #[inline]
     fn header(&self, pos: usize) -> Result<(usize, usize, u64, usize), BlockError> {
-        let d = &self.data[..self.restarts];
-        // Fast path: three one-byte varints (short keys, values under 127 bytes).
-        if let Some(h) = d.get(pos..pos.wrapping_add(3)) {
-            if (h[0] | h[1] | h[2]) < 0x80 {
-                return Ok((h[0] as usize, h[1] as usize, u64::from(h[2]), pos + 3));
-            }
-        }
-        self.header_slow(pos)
-    }
-
-    #[cold]
-    fn header_slow(&self, pos: usize) -> Result<(usize, usize, u64, usize), BlockError> {
-        let d = &self.data[..self.restarts];
-        let mut p = pos;
-        let bad = |what: &str| FormatError::new(pos, format!("bad entry: {what}"));
-        let shared = get_varint(d, &mut p).ok_or_else(|| bad("shared length"))?;
-        let unshared = get_varint(d, &mut p).ok_or_else(|| bad("key length"))?;
-        let vtag = get_varint(d, &mut p).ok_or_else(|| bad("value length"))?;
-        let shared = usize::try_from(shared).map_err(|_| bad("shared length"))?;
-        let unshared = usize::try_from(unshared).map_err(|_| bad("key length"))?;
-        Ok((shared, unshared, vtag, p))
-    }
-
-    #[cold]
-    fn bad_entry(pos: usize, what: &str) -> BlockError {
-        FormatError::new(pos, format!("bad entry: {what}"))
+        entry_header(&self.data[..self.restarts], pos)
     }
 
     /// Decodes the entry at `pos` given the previous key in `key` (replaced by this entry's
@@ -279,15 +338,12 @@ impl Block {
         let (shared, unshared, vtag, p) = self.header(pos)?;
         let d = &self.data[..self.restarts];
         if shared > key.len() {
-            return Err(Block::bad_entry(
-                pos,
-                "shared prefix longer than the previous key",
-            ));
+            return Err(bad_entry(pos, "shared prefix longer than the previous key"));
         }
         let kend = p
             .checked_add(unshared)
             .filter(|&e| e <= d.len())
-            .ok_or_else(|| Block::bad_entry(pos, "key runs past the block"))?;
+            .ok_or_else(|| bad_entry(pos, "key runs past the block"))?;
         key.truncate(shared);
         key.extend_from_slice(&d[p..kend]);
         let (vlen, tombstone) = if vtag == 0 {
@@ -298,7 +354,7 @@ impl Block {
         let vend = kend
             .checked_add(vlen)
             .filter(|&e| e <= d.len())
-            .ok_or_else(|| Block::bad_entry(pos, "value runs past the block"))?;
+            .ok_or_else(|| bad_entry(pos, "value runs past the block"))?;
         Ok((
             ValueRef {
                 off: kend as u32,
@@ -316,11 +372,11 @@ impl Block {
         let pos = self.restart(i)?;
         let (shared, unshared, _, p) = self.header(pos)?;
         if shared != 0 {
-            return Err(Block::bad_entry(pos, "restart entry shares a prefix"));
+            return Err(bad_entry(pos, "restart entry shares a prefix"));
         }
         self.data[..self.restarts]
             .get(p..p.saturating_add(unshared))
-            .ok_or_else(|| Block::bad_entry(pos, "key runs past the block"))
+            .ok_or_else(|| bad_entry(pos, "key runs past the block"))
     }
 
     /// Asks the CPU to load the cache lines of the restart keys a binary search may probe
@@ -399,55 +455,10 @@ impl Block {
     /// whose key is at most `target` (or the first one).
     pub(crate) fn scan_for(
         &self,
-        mut pos: usize,
+        pos: usize,
         target: &[u8],
     ) -> Result<Option<ValueRef>, BlockError> {
-        let d = &self.data[..self.restarts];
-        // `matched` = length of the common prefix of the previous key and `target`; the
-        // previous key is below `target` (before the first entry: the empty key).
-        let (mut matched, mut prev_len) = (0usize, 0usize);
-        while pos < self.restarts {
-            let (shared, unshared, vtag, p) = self.header(pos)?;
-            if shared > prev_len {
-                return Err(Block::bad_entry(
-                    pos,
-                    "shared prefix longer than the previous key",
-                ));
-            }
-            let kend = p
-                .checked_add(unshared)
-                .filter(|&e| e <= d.len())
-                .ok_or_else(|| Block::bad_entry(pos, "key runs past the block"))?;
-            let vlen = vtag.saturating_sub(1) as usize;
-            let vend = kend
-                .checked_add(vlen)
-                .filter(|&e| e <= d.len())
-                .ok_or_else(|| Block::bad_entry(pos, "value runs past the block"))?;
-            if shared <= matched {
-                // The key's first `shared` bytes are the previous key's, which agree with
-                // `target`: compare the stored rest. (A restart entry stores its whole key.)
-                let rest = &target[shared..];
-                let stored = &d[p..kend];
-                let k = rest.iter().zip(stored).take_while(|(a, b)| a == b).count();
-                if k == rest.len() {
-                    // `target` is this key, or a proper prefix of it (then it is above).
-                    return Ok((k == stored.len()).then_some(ValueRef {
-                        off: kend as u32,
-                        len: vlen as u32,
-                        tombstone: vtag == 0,
-                    }));
-                }
-                if k < stored.len() && stored[k] > rest[k] {
-                    return Ok(None);
-                }
-                matched = shared + k;
-            }
-            // (shared > matched: this key agrees with the previous one past the byte where
-            // that one fell below `target`, so it is below too.)
-            prev_len = shared + unshared;
-            pos = vend;
-        }
-        Ok(None)
+        scan_entries(&self.data[..self.restarts], pos, target)
     }
 
     /// Every entry of the block, in order (for reverse iteration and verification).

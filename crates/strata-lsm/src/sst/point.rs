@@ -221,9 +221,8 @@ fn restart_key_at(entries: &[u8], pos: usize) -> Result<&[u8], BlockError> {
 /// so that the misses of a block outside the CPU caches overlap) and nothing else; every
 /// offset is checked, so any bytes give a range inside the entries or an error.
 ///
-/// The interval holds `target` if the block does: a point read copies just these bytes (a few
-/// hundred, instead of the block's 4 KiB) and scans them as a block of one restart point
-/// ([`interval_block`]).
+/// The interval holds `target` if the block does: a point read scans just these bytes where
+/// they lie ([`super::block::scan_entries`] from the interval's start).
 pub fn interval_for(block: &[u8], target: &[u8]) -> Result<Option<Range<usize>>, BlockError> {
     let (end, n) = restart_array(block)?;
     if n == 0 {
@@ -258,20 +257,9 @@ pub fn interval_for(block: &[u8], target: &[u8]) -> Result<Option<Range<usize>>,
     Ok(Some(start..stop))
 }
 
-/// A block of one restart point holding `entries`, the bytes of one restart interval of a
-/// block (from [`interval_for`]): `entries | 0u32 | 1u32`. [`Block::get`] on it finds what it
-/// finds in the whole block when the interval is the one [`interval_for`] chose.
-pub fn interval_block(entries: &[u8]) -> Result<Block, BlockError> {
-    let mut v = Vec::with_capacity(entries.len() + 8);
-    v.extend_from_slice(entries);
-    v.extend_from_slice(&0u32.to_le_bytes());
-    v.extend_from_slice(&1u32.to_le_bytes());
-    Block::new(Arc::new(v))
-}
-
 #[cfg(test)]
 mod tests {
-    use super::super::block::BlockBuilder;
+    use super::super::block::{scan_entries, BlockBuilder};
     use super::*;
     use proptest::prelude::*;
 
@@ -376,19 +364,24 @@ mod tests {
         }
     }
 
-    /// The point read of a block searched in place: its restart interval's bytes as a block
-    /// of their own give what [`Block::get`] gives on the whole block.
+    /// The point read of a block searched in place (as `Table::get_ref` reads a mapped
+    /// block): its restart interval's bytes scanned where they lie.
     fn in_place_get(blk: &Block, target: &[u8]) -> Option<(Vec<u8>, ValueRef)> {
         let r = interval_for(blk.data(), target).unwrap()?;
-        let small = interval_block(&blk.data()[r.clone()]).unwrap();
-        let v = small.get(target).unwrap()?;
-        Some((small.value_slice(v).unwrap_or_default().to_vec(), v))
+        let entries = &blk.data()[r];
+        let v = scan_entries(entries, 0, target).unwrap()?;
+        let value = if v.tombstone {
+            Vec::new()
+        } else {
+            entries[v.off as usize..(v.off + v.len) as usize].to_vec()
+        };
+        Some((value, v))
     }
 
     proptest! {
         #![proptest_config(ProptestConfig { cases: 500, ..ProptestConfig::default() })]
 
-        /// Reading in place ([`interval_for`], then the interval as a block) finds exactly
+        /// Reading in place ([`interval_for`], then a scan of the interval) finds exactly
         /// the entries [`Block::get`] finds (value bytes and tombstones), for every key and
         /// targets around them, restart points by count and by bytes.
         #[test]
@@ -441,9 +434,9 @@ mod tests {
             b.truncate(cut % (b.len() + 1));
             if let Ok(Some(r)) = interval_for(&b, &target) {
                 prop_assert!(r.start < r.end && r.end + 4 <= b.len());
-                // The interval as a block: any bytes again, errors at worst.
-                if let Ok(small) = interval_block(&b[r]) {
-                    let _ = small.get(&target);
+                // The interval scanned in place: any bytes again, errors at worst.
+                if let Ok(Some(v)) = scan_entries(&b[r.clone()], 0, &target) {
+                    prop_assert!(v.tombstone || (v.off + v.len) as usize <= r.len());
                 }
             }
         }

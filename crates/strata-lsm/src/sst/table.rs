@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
-use super::block::{Block, BlockBuilder, ValueRef};
+use super::block::{self, Block, BlockBuilder, ValueRef};
 use super::bloom;
 use super::cache::BlockCache;
 use super::index::FlatIndex;
@@ -320,9 +320,9 @@ pub struct Table {
     /// leave the whole file mapped in the process.
     mapped: Option<Arc<dyn ReadableFile>>,
     /// One bit per data block, set once a read of the block through `mapped` has matched its
-    /// checksum: a later read of it through the map (a block-cache miss) copies the block
-    /// (a seek) or the key's restart interval (a point read, [`Table::get_ref`]) without
-    /// checking it again. The checksum is checked once per block per open, as a cached
+    /// checksum: a later read of it through the map copies the block (a seek that missed the
+    /// cache) or searches it where it lies (a point read, [`Table::get_ref`], which then does
+    /// not ask the cache) without checking it again. The checksum is checked once per block per open, as a cached
     /// block is (a block that does not match is never marked, so every read of it is an
     /// error). Empty when the file is not mapped.
     verified: Box<[AtomicU64]>,
@@ -607,12 +607,14 @@ impl Table {
 
     /// Looks a key up: `None` when absent from this file, `Some(None)` for a tombstone.
     pub fn get(&self, key: &[u8], hash: u64) -> Result<Option<Value>> {
-        Ok(self.get_ref(key, hash)?.map(|(b, v)| b.value(v)))
+        Ok(self
+            .get_ref(key, hash)?
+            .map(|found| found.value().map(<[u8]>::to_vec)))
     }
 
-    /// Looks a key up without copying its value: `None` when absent from this file, else the
-    /// block holding the entry and where in it the value lies ([`Block::value_slice`]).
-    pub fn get_ref(&self, key: &[u8], hash: u64) -> Result<Option<(Block, ValueRef)>> {
+    /// Looks a key up without copying its value: `None` when absent from this file, else
+    /// where the entry's value lies ([`Found::value`]): in a block, or in the mapped file.
+    pub fn get_ref(&self, key: &[u8], hash: u64) -> Result<Option<Found<'_>>> {
         if keycmp::lt(key, &self.meta.smallest) || keycmp::lt(&self.meta.largest, key) {
             return Ok(None);
         }
@@ -623,6 +625,10 @@ impl Table {
         if i == self.index.len() {
             return Ok(None);
         }
+        // Mapped and checked before: search it where it lies, without asking the cache.
+        if self.is_verified(i) {
+            return self.get_in_place(i, key);
+        }
         let off = self.index.handle(i).0;
         let (b, found) = match self.cache.get_point(self.meta.id, off) {
             // A cached block: its point index finds the restart point.
@@ -632,8 +638,6 @@ impl Table {
                 let found = pi.get(&b, key);
                 (b, found)
             }
-            // Not cached, but mapped and checked before: search it where it lies.
-            None if self.is_verified(i) => return self.get_in_place(i, key),
             // Cached without a point index, or not cached: then read it (the cache was just
             // asked; no second lookup) and cache it.
             cached => {
@@ -646,7 +650,28 @@ impl Table {
                 (b, found)
             }
         };
-        Ok(found.map_err(|e| self.err(off, e))?.map(|v| (b, v)))
+        Ok(found
+            .map_err(|e| self.err(off, e))?
+            .map(|v| Found::Block(b, v)))
+    }
+}
+
+/// An entry a point read found in a file ([`Table::get_ref`]), its value not copied.
+pub enum Found<'a> {
+    /// In a block (cached, or read for this lookup): the block and where its value lies.
+    Block(Block, ValueRef),
+    /// In a block of the mapped file searched where it lies: the value's bytes in the map
+    /// (`None`: a tombstone), borrowed from the [`Table`].
+    Mapped(Option<&'a [u8]>),
+}
+
+impl Found<'_> {
+    /// The value's bytes (`None`: a tombstone).
+    pub fn value(&self) -> Option<&[u8]> {
+        match self {
+            Found::Block(b, v) => b.value_slice(*v),
+            Found::Mapped(v) => *v,
+        }
     }
 }
 
@@ -670,14 +695,17 @@ impl Table {
         }
     }
 
-    /// A point read of data block `i`, verified and not cached, searched in the map where it
-    /// lies ([`point::interval_for`]): only the key's restart interval (a few hundred bytes)
-    /// is copied out, into a block of its own that the caller gets, instead of the whole
-    /// block into the cache. At 10^7 keys, with the cache far smaller than the data, the 4 KiB
-    /// copy was ~53 memory misses per get and the block was seldom read again while cached.
-    /// The block is not cached: a block read often enough to stay cached is cached by its
-    /// first read since the open, and by scans.
-    fn get_in_place(&self, i: usize, key: &[u8]) -> Result<Option<(Block, ValueRef)>> {
+    /// A point read of data block `i`, verified, searched in the map where it lies (the
+    /// block cache is not asked: its probe cost more than the cached block's point index
+    /// saved): [`point::interval_for`] finds the key's restart interval (a few hundred bytes)
+    /// and [`block::scan_entries`] scans it in place; the value is handed out as a slice of
+    /// the map ([`Found::Mapped`]). Nothing is copied and nothing allocated (session 13 copied
+    /// the interval into a block of its own: ~7% of a get's time at 10^7, in `memmove` and
+    /// `malloc`). At 10^7 keys, with the cache far smaller than the data, copying the whole
+    /// 4 KiB block was ~53 memory misses per get and the block was seldom read again while
+    /// cached. The block is not cached: a block read often enough to stay cached is cached
+    /// by its first read since the open, and by scans.
+    fn get_in_place(&self, i: usize, key: &[u8]) -> Result<Option<Found<'_>>> {
         let (off, len) = self.index.handle(i);
         let bytes = self
             .mapped
@@ -693,9 +721,19 @@ impl Table {
         };
         // Errors in the interval name offsets in the block.
         let at = off + r.start as u64;
-        let b = point::interval_block(&bytes[r]).map_err(|e| self.err(at, e))?;
-        let found = b.get(key).map_err(|e| self.err(at, e))?;
-        Ok(found.map(|v| (b, v)))
+        let entries = &bytes[r];
+        let found = block::scan_entries(entries, 0, key).map_err(|e| self.err(at, e))?;
+        let Some(v) = found else {
+            return Ok(None);
+        };
+        if v.tombstone {
+            return Ok(Some(Found::Mapped(None)));
+        }
+        // (`scan_entries` checked that the value lies in the interval.)
+        let value = entries
+            .get(v.off as usize..v.off as usize + v.len as usize)
+            .ok_or_else(|| Table::corrupt(&self.path, at, "value runs past the block"))?;
+        Ok(Some(Found::Mapped(Some(value))))
     }
 }
 
