@@ -31,6 +31,45 @@ pub fn leaf_hash(data: &[u8]) -> [u8; 32] {
     h.finalize().into()
 }
 
+/// [`leaf_hash`] of every block, in order. Two or more blocks are hashed several at a time
+/// (`blake2b_simd::many`: four BLAKE2b states in one pass of AVX2 where the CPU has it, about
+/// twice the throughput of one hash after another for blocks of a few hundred bytes); one
+/// block goes through [`leaf_hash`]. `scratch` holds each block's hash input
+/// (`0x00 ‖ u64be(len) ‖ data`) while they are hashed.
+pub fn leaf_hashes<B: AsRef<[u8]>>(blocks: &[B], scratch: &mut Vec<u8>) -> Vec<[u8; 32]> {
+    if blocks.len() < 2 {
+        return blocks.iter().map(|b| leaf_hash(b.as_ref())).collect();
+    }
+    scratch.clear();
+    let mut ends = Vec::with_capacity(blocks.len());
+    for b in blocks {
+        let b = b.as_ref();
+        scratch.push(0);
+        scratch.extend_from_slice(&(b.len() as u64).to_be_bytes());
+        scratch.extend_from_slice(b);
+        ends.push(scratch.len());
+    }
+    let mut params = blake2b_simd::Params::new();
+    params.hash_length(32);
+    let mut start = 0;
+    let mut jobs: Vec<blake2b_simd::many::HashManyJob<'_>> = ends
+        .iter()
+        .map(|&end| {
+            let job = blake2b_simd::many::HashManyJob::new(&params, &scratch[start..end]);
+            start = end;
+            job
+        })
+        .collect();
+    blake2b_simd::many::hash_many(jobs.iter_mut());
+    jobs.iter()
+        .map(|job| {
+            let mut h = [0u8; 32];
+            h.copy_from_slice(job.to_hash().as_bytes());
+            h
+        })
+        .collect()
+}
+
 /// The parent of two sibling nodes (`a` the left one).
 pub fn parent(a: &TreeNode, b: &TreeNode, index: u64) -> TreeNode {
     let size = a.size + b.size;
@@ -180,4 +219,41 @@ pub fn verify(public_key: &[u8; 32], msg: &[u8], sig: &[u8; 64]) -> bool {
         return false;
     };
     vk.verify(msg, &Signature::from_bytes(sig)).is_ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The block sizes around BLAKE2b's 128-byte block edges (the hash input is the block
+    /// plus 9 bytes), in batches of every length up to nine (the SIMD lanes' remainders).
+    #[test]
+    fn leaf_hashes_are_leaf_hash_of_each_block() {
+        let sizes = [0usize, 1, 118, 119, 120, 150, 246, 247, 248, 1000, 4096];
+        let mut scratch = Vec::new();
+        for n in 0..=9 {
+            for first in 0..sizes.len() {
+                let blocks: Vec<Vec<u8>> = (0..n)
+                    .map(|i| {
+                        let len = sizes[(first + i) % sizes.len()];
+                        (0..len).map(|j| (j * 31 + i * 7 + n) as u8).collect()
+                    })
+                    .collect();
+                let want: Vec<[u8; 32]> = blocks.iter().map(|b| leaf_hash(b)).collect();
+                assert_eq!(leaf_hashes(&blocks, &mut scratch), want, "{n} blocks");
+            }
+        }
+    }
+
+    #[test]
+    fn leaf_hash_is_hypercores() {
+        // BLAKE2b-256(0x00 ‖ u64be(5) ‖ "hello"), computed separately.
+        let mut input = vec![0u8];
+        input.extend_from_slice(&5u64.to_be_bytes());
+        input.extend_from_slice(b"hello");
+        let mut h = Blake2b256::new();
+        h.update(&input);
+        let want: [u8; 32] = h.finalize().into();
+        assert_eq!(leaf_hash(b"hello"), want);
+    }
 }

@@ -54,6 +54,8 @@ pub struct Feed {
     offsets: Vec<u64>,
     roots: Vec<TreeNode>,
     bitfield: Bitfield,
+    /// The leaf hash inputs of the batch being appended (reused: no allocation per batch).
+    scratch: Vec<u8>,
 }
 
 fn io_err(file: &str) -> impl FnOnce(std::io::Error) -> Error + '_ {
@@ -104,6 +106,7 @@ impl Feed {
             offsets: vec![0],
             roots: Vec::new(),
             bitfield: Bitfield::new(BITFIELD_PAGE_SIZE, Vec::new()),
+            scratch: Vec::new(),
         })
     }
 
@@ -221,6 +224,7 @@ impl Feed {
             offsets,
             roots,
             bitfield,
+            scratch: Vec::new(),
         })
     }
 
@@ -312,11 +316,12 @@ impl Feed {
                 extra.push(*n);
             }
         };
-        for (i, b) in blocks.iter().enumerate() {
+        let leaves = crypto::leaf_hashes(blocks, &mut self.scratch);
+        for (i, (b, hash)) in blocks.iter().zip(leaves).enumerate() {
             let b = b.as_ref();
             let leaf = TreeNode {
                 index: 2 * (self.length + i as u64),
-                hash: crypto::leaf_hash(b),
+                hash,
                 size: b.len() as u64,
             };
             place(&leaf, &mut extra);
