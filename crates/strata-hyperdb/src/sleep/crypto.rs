@@ -4,6 +4,7 @@ use blake2::digest::consts::U32;
 use blake2::digest::{FixedOutput, Mac};
 use blake2::{Blake2b, Blake2bMac, Digest};
 use ed25519_dalek::{Signature, Signer, SigningKey, Verifier, VerifyingKey};
+use smallvec::SmallVec;
 
 use crate::error::{Error, Result};
 #[cfg(feature = "aws-lc")]
@@ -40,35 +41,44 @@ pub fn leaf_hashes<B: AsRef<[u8]>>(blocks: &[B], scratch: &mut Vec<u8>) -> Vec<[
     if blocks.len() < 2 {
         return blocks.iter().map(|b| leaf_hash(b.as_ref())).collect();
     }
-    scratch.clear();
-    let mut ends = Vec::with_capacity(blocks.len());
-    for b in blocks {
-        let b = b.as_ref();
-        scratch.push(0);
-        scratch.extend_from_slice(&(b.len() as u64).to_be_bytes());
-        scratch.extend_from_slice(b);
-        ends.push(scratch.len());
-    }
     let mut params = blake2b_simd::Params::new();
     params.hash_length(32);
-    let mut start = 0;
-    let mut jobs: Vec<blake2b_simd::many::HashManyJob<'_>> = ends
-        .iter()
-        .map(|&end| {
-            let job = blake2b_simd::many::HashManyJob::new(&params, &scratch[start..end]);
-            start = end;
-            job
-        })
-        .collect();
-    blake2b_simd::many::hash_many(jobs.iter_mut());
-    jobs.iter()
-        .map(|job| {
+    let mut out = Vec::with_capacity(blocks.len());
+    // A few blocks at a time: the jobs (about 100 bytes each) and the inputs stay small, no
+    // large allocation (and its fresh pages) per batch.
+    for chunk in blocks.chunks(LEAF_CHUNK) {
+        scratch.clear();
+        let mut ends = [0usize; LEAF_CHUNK];
+        for (b, end) in chunk.iter().zip(&mut ends) {
+            let b = b.as_ref();
+            scratch.push(0);
+            scratch.extend_from_slice(&(b.len() as u64).to_be_bytes());
+            scratch.extend_from_slice(b);
+            *end = scratch.len();
+        }
+        let mut start = 0;
+        let mut jobs: SmallVec<[blake2b_simd::many::HashManyJob<'_>; LEAF_CHUNK]> = ends
+            [..chunk.len()]
+            .iter()
+            .map(|&end| {
+                let job = blake2b_simd::many::HashManyJob::new(&params, &scratch[start..end]);
+                start = end;
+                job
+            })
+            .collect();
+        blake2b_simd::many::hash_many(jobs.iter_mut());
+        out.extend(jobs.iter().map(|job| {
             let mut h = [0u8; 32];
             h.copy_from_slice(job.to_hash().as_bytes());
             h
-        })
-        .collect()
+        }));
+    }
+    out
 }
+
+/// Blocks hashed per call of `blake2b_simd::many::hash_many` in [`leaf_hashes`] (four lanes
+/// of AVX2, four times).
+const LEAF_CHUNK: usize = 16;
 
 /// The parent of two sibling nodes (`a` the left one).
 pub fn parent(a: &TreeNode, b: &TreeNode, index: u64) -> TreeNode {
@@ -226,12 +236,13 @@ mod tests {
     use super::*;
 
     /// The block sizes around BLAKE2b's 128-byte block edges (the hash input is the block
-    /// plus 9 bytes), in batches of every length up to nine (the SIMD lanes' remainders).
+    /// plus 9 bytes), in batches of every length up to nine (the SIMD lanes' remainders) and
+    /// around the chunk length.
     #[test]
     fn leaf_hashes_are_leaf_hash_of_each_block() {
         let sizes = [0usize, 1, 118, 119, 120, 150, 246, 247, 248, 1000, 4096];
         let mut scratch = Vec::new();
-        for n in 0..=9 {
+        for n in (0..=9).chain([15, 16, 17, 33, 40]) {
             for first in 0..sizes.len() {
                 let blocks: Vec<Vec<u8>> = (0..n)
                     .map(|i| {
