@@ -41,19 +41,49 @@ pub fn leaf_hashes<B: AsRef<[u8]>>(blocks: &[B], scratch: &mut Vec<u8>) -> Vec<[
     if blocks.len() < 2 {
         return blocks.iter().map(|b| leaf_hash(b.as_ref())).collect();
     }
+    hash_chunks(blocks, scratch, |b, out| {
+        let b = b.as_ref();
+        out.push(0);
+        out.extend_from_slice(&(b.len() as u64).to_be_bytes());
+        out.extend_from_slice(b);
+    })
+}
+
+/// Blocks hashed per call of `blake2b_simd::many::hash_many` in [`leaf_hashes`] (four lanes
+/// of AVX2, four times).
+const LEAF_CHUNK: usize = 16;
+
+/// The hashes of the parents of `pairs` (left, right), as [`parent`] computes them, several at
+/// a time for two or more pairs (as [`leaf_hashes`]). `scratch` holds the hash inputs.
+pub fn parent_hashes(pairs: &[(TreeNode, TreeNode)], scratch: &mut Vec<u8>) -> Vec<[u8; 32]> {
+    if pairs.len() < 2 {
+        return pairs.iter().map(|(a, b)| parent(a, b, 0).hash).collect();
+    }
+    hash_chunks(pairs, scratch, |(a, b), out| {
+        out.push(1);
+        out.extend_from_slice(&(a.size + b.size).to_be_bytes());
+        out.extend_from_slice(&a.hash);
+        out.extend_from_slice(&b.hash);
+    })
+}
+
+/// BLAKE2b-256 of the input `input(item)` writes for each item, [`LEAF_CHUNK`] items per call
+/// of `blake2b_simd::many::hash_many`.
+fn hash_chunks<T>(
+    items: &[T],
+    scratch: &mut Vec<u8>,
+    mut input: impl FnMut(&T, &mut Vec<u8>),
+) -> Vec<[u8; 32]> {
     let mut params = blake2b_simd::Params::new();
     params.hash_length(32);
-    let mut out = Vec::with_capacity(blocks.len());
-    // A few blocks at a time: the jobs (about 100 bytes each) and the inputs stay small, no
+    let mut out = Vec::with_capacity(items.len());
+    // A few items at a time: the jobs (about 100 bytes each) and the inputs stay small, no
     // large allocation (and its fresh pages) per batch.
-    for chunk in blocks.chunks(LEAF_CHUNK) {
+    for chunk in items.chunks(LEAF_CHUNK) {
         scratch.clear();
         let mut ends = [0usize; LEAF_CHUNK];
-        for (b, end) in chunk.iter().zip(&mut ends) {
-            let b = b.as_ref();
-            scratch.push(0);
-            scratch.extend_from_slice(&(b.len() as u64).to_be_bytes());
-            scratch.extend_from_slice(b);
+        for (item, end) in chunk.iter().zip(&mut ends) {
+            input(item, scratch);
             *end = scratch.len();
         }
         let mut start = 0;
@@ -75,10 +105,6 @@ pub fn leaf_hashes<B: AsRef<[u8]>>(blocks: &[B], scratch: &mut Vec<u8>) -> Vec<[
     }
     out
 }
-
-/// Blocks hashed per call of `blake2b_simd::many::hash_many` in [`leaf_hashes`] (four lanes
-/// of AVX2, four times).
-const LEAF_CHUNK: usize = 16;
 
 /// The parent of two sibling nodes (`a` the left one).
 pub fn parent(a: &TreeNode, b: &TreeNode, index: u64) -> TreeNode {
