@@ -328,6 +328,15 @@ impl Hyperdb {
         }
     }
 
+    /// Starts loading the node cache slot of `p` into the CPU cache (see
+    /// [`NodeCache::prefetch_slot`]); does not read the slot.
+    #[inline]
+    fn prefetch_slot(&self, p: Pointer) {
+        if let Ok(cache) = self.cache.try_borrow() {
+            cache.prefetch_slot(p.seq);
+        }
+    }
+
     /// True when [`Hyperdb::resolve`] of `p` would answer from the node cache now (so it cannot
     /// fail): a pointer into feed 0, past the header, below the feed's length, cached. Reads the
     /// cache slot only, not the node.
@@ -587,8 +596,9 @@ impl Hyperdb {
                     });
                 }
                 if let Some(p) = next {
-                    // The node the walk follows next: start loading it now.
-                    self.prefetch(p);
+                    // The walk follows this pointer next: start loading its cache slot (the
+                    // first of two dependent misses) while the level is written.
+                    self.prefetch_slot(p);
                 }
                 let head_val = head.key_path().digit(i);
                 let same = head_val == Some(val) && (val < path::TERMINATOR || head.key == key);

@@ -190,23 +190,25 @@ pub struct TrieBytes(SmallVec<[u8; INLINE]>);
 /// Collects the level table and the encoding of a trie.
 #[derive(Default)]
 struct TableBuilder {
-    table: SmallVec<[u8; 16 * ENTRY]>,
-    levels: u32,
+    /// One entry per level (a single push each).
+    table: SmallVec<[[u8; ENTRY]; 16]>,
 }
 
 impl TableBuilder {
     fn level(&mut self, index: usize, start: usize) {
         // Indexes are below the path length and starts below the block length: both fit (the
-        // callers check), the `as` never truncates.
-        self.table.extend_from_slice(&(index as u32).to_le_bytes());
-        self.table.extend_from_slice(&(start as u32).to_le_bytes());
-        self.levels += 1;
+        // callers check), the `as` never truncates. Little-endian: the index's 4 bytes, then
+        // the start's.
+        let entry = (u64::from(start as u32) << 32) | u64::from(index as u32);
+        self.table.push(entry.to_le_bytes());
     }
 
     fn finish(self, encoding: &[u8]) -> TrieBytes {
-        let mut out = SmallVec::with_capacity(4 + self.table.len() + encoding.len());
-        out.extend_from_slice(&self.levels.to_le_bytes());
-        out.extend_from_slice(&self.table);
+        let table = self.table.as_slice().as_flattened();
+        let mut out = SmallVec::with_capacity(4 + table.len() + encoding.len());
+        // At most one entry per level, and levels are below a path length that fits a u32.
+        out.extend_from_slice(&(self.table.len() as u32).to_le_bytes());
+        out.extend_from_slice(table);
         out.extend_from_slice(encoding);
         TrieBytes(out)
     }
@@ -440,27 +442,59 @@ impl LevelBuf {
         if bits == 0 {
             return;
         }
-        let out = &mut trie.bytes;
-        trie.table.level(index, out.len());
-        // Byte by byte: almost every varint here is one or two bytes, and a slice copy per
-        // varint (a `memcpy` call each) cost more than the pushes.
-        let mut put = |mut v: u64| {
-            while v >= 0x80 {
-                out.push((v as u8) | 0x80);
-                v >>= 7;
-            }
-            out.push(v as u8);
+        trie.table.level(index, trie.bytes.len());
+        let mut out = Staged {
+            out: &mut trie.bytes,
+            buf: [0; STAGE],
+            n: 0,
         };
-        put(index as u64);
-        put(bits);
+        out.put(index as u64);
+        out.put(bits);
         for b in &mut self.buckets {
             for (j, p) in b.iter().enumerate() {
                 let more = u64::from(j + 1 < b.len());
-                put(p.feed * 2 + more);
-                put(p.seq);
+                out.put(p.feed * 2 + more);
+                out.put(p.seq);
             }
             b.clear();
         }
+        out.flush();
+    }
+}
+
+/// Bytes staged by [`Staged`] before they are copied to the trie (a level of a 100,000-key
+/// database takes about 20).
+const STAGE: usize = 64;
+
+/// Varints written into a small array and copied to the trie's bytes a level (or `STAGE`
+/// bytes) at a time: one push per byte into the `SmallVec` (a capacity and spill check each),
+/// or one copy per varint (a `memcpy` call each), cost more.
+struct Staged<'a> {
+    out: &'a mut SmallVec<[u8; INLINE]>,
+    buf: [u8; STAGE],
+    n: usize,
+}
+
+impl Staged<'_> {
+    /// Appends `v` as a varint (at most 10 bytes).
+    #[inline]
+    fn put(&mut self, mut v: u64) {
+        if self.n > STAGE - 10 {
+            self.flush();
+        }
+        while v >= 0x80 {
+            self.buf[self.n] = (v as u8) | 0x80;
+            self.n += 1;
+            v >>= 7;
+        }
+        self.buf[self.n] = v as u8;
+        self.n += 1;
+    }
+
+    /// Copies the staged bytes to the trie.
+    fn flush(&mut self) {
+        self.out.extend_from_slice(&self.buf[..self.n]);
+        self.n = 0;
     }
 }
 
@@ -558,6 +592,34 @@ mod tests {
         owned.push(32, 4, p(9));
         assert_eq!(t.encoded(), owned.to_bytes());
         assert_eq!(TrieBytes::parse(t.encoded(), 33, "t").unwrap(), t);
+    }
+
+    #[test]
+    fn long_levels_are_written_whole() {
+        // Levels longer than the staging array (many pointers, 10-byte varints), among short
+        // ones: the same bytes as the owned trie's encoder.
+        let mut w = TrieWriter::default();
+        let mut level = LevelBuf::default();
+        let mut owned = Trie::new();
+        let seqs = |i: u64| [1, 127, 128, 1 << 35, u64::MAX - i, (u64::MAX >> 1) + i];
+        for (index, n) in [(0usize, 1u64), (5, 40), (6, 3), (32, 25), (40, 1)] {
+            for i in 0..n {
+                for (k, seq) in seqs(i).into_iter().enumerate() {
+                    let v = if index == 32 && k == 0 {
+                        TERMINATOR
+                    } else {
+                        (k % 4) as u8
+                    };
+                    let p = Pointer { feed: i % 3, seq };
+                    level.push(v, p);
+                    owned.push(index, v, p);
+                }
+            }
+            level.write(index, &mut w);
+        }
+        let t = w.finish();
+        assert_eq!(t.encoded(), owned.to_bytes());
+        assert_eq!(TrieBytes::parse(t.encoded(), 41, "t").unwrap(), t);
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! hypercore@6 storage (SLEEP): six files per feed, BLAKE2b merkle tree, Ed25519 signatures.
 
+mod batch_tree;
 pub mod bitfield;
 pub mod crypto;
 pub mod feed;
