@@ -52,9 +52,9 @@ fn batch(b: u64) -> String {
 
 /// `(offset, length with header)` of every complete record of a log file.
 fn log_records(data: &[u8]) -> Vec<(usize, usize)> {
-    // A WAL of version 2 (`STRWAL02`) ends each record in a commit byte and keeps zeros
-    // (preallocated space) after the last one.
-    let v2 = data.starts_with(b"STRWAL02");
+    // A WAL of version 2 or 3 (`STRWAL02`, `STRWAL03`) ends each record in a commit byte and
+    // keeps zeros (preallocated space) after the last one.
+    let v2 = data.starts_with(b"STRWAL02") || data.starts_with(b"STRWAL03");
     let mut v = Vec::new();
     let mut pos = 8;
     while pos + 12 <= data.len() {
@@ -278,7 +278,7 @@ fn a_bit_flip_in_the_last_manifest_or_wal_record_never_opens_with_fewer_acknowle
         .unwrap();
     copy_dir(&db, &pristine);
     let data = std::fs::read(&wal).unwrap();
-    assert!(data.starts_with(b"STRWAL02"), "the engine writes WAL v2");
+    assert!(data.starts_with(b"STRWAL03"), "the engine writes WAL v3");
     let &(off, len) = log_records(&data).last().unwrap();
     let end = off + len;
     assert!(
