@@ -279,9 +279,9 @@ fn two_table_put_loops_in_parallel_leave_every_successful_put() {
 
 /// Offsets of the records of a log file (WAL or manifest): `(offset, length with header)`.
 fn log_records(data: &[u8]) -> Vec<(usize, usize)> {
-    // A WAL of version 2 (`STRWAL02`) ends each record in a commit byte and keeps zeros
-    // (preallocated space) after the last one.
-    let v2 = data.starts_with(b"STRWAL02");
+    // A WAL of version 2 or 3 (`STRWAL02`, `STRWAL03`) ends each record in a commit byte and
+    // keeps zeros (preallocated space) after the last one.
+    let v2 = data.starts_with(b"STRWAL02") || data.starts_with(b"STRWAL03");
     let mut v = Vec::new();
     let mut pos = 8;
     while pos + 12 <= data.len() {

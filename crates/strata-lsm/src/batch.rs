@@ -15,9 +15,10 @@ use crate::engine::Condition;
 use crate::record::{self, COMMIT, HEADER};
 
 /// Bytes kept free at the start of [`WriteBatch`]'s buffer (once it holds an op): room for a
-/// WAL record's header, the batch's sequence number (8 bytes) and its op count (a varint of
-/// up to 10 bytes), filled in by [`WriteBatch::frame_wal_record`].
-pub(crate) const HEAD_ROOM: usize = HEADER + 8 + 10;
+/// WAL record's header, its synced-through watermark (8 bytes, WAL v3), the batch's sequence
+/// number (8 bytes) and its op count (a varint of up to 10 bytes), filled in by
+/// [`WriteBatch::frame_wal_record`].
+pub(crate) const HEAD_ROOM: usize = HEADER + 8 + 8 + 10;
 
 /// One write of a batch, owned (what [`crate::wal::decode_batch`] returns, and what
 /// [`WriteBatch::push`] and [`WriteBatch::into_ops`] take and give).
@@ -191,18 +192,20 @@ impl WriteBatch {
         self.bytes.get(HEAD_ROOM..).unwrap_or_default()
     }
 
-    /// Frames the ops as the WAL record of batch `seq` in this batch's own buffer and returns
-    /// the record: its header, `seq` and the op count are written into the head room right
-    /// before the ops and the commit byte after them, so that the record is written without
-    /// copying the ops. The same bytes as framing [`crate::wal::encode_batch`]'s payload with
-    /// [`record::Framing::V2`]. Call [`WriteBatch::unframe_wal_record`] after writing it.
-    pub(crate) fn frame_wal_record(&mut self, seq: u64) -> &[u8] {
+    /// Frames the ops as the WAL (v3) record of batch `seq` in this batch's own buffer and
+    /// returns the record: its header, the watermark `synced`, `seq` and the op count are
+    /// written into the head room right before the ops and the commit byte after them, so that
+    /// the record is written without copying the ops. The same bytes as framing `synced` (LE)
+    /// followed by [`crate::wal::encode_batch`]'s payload with [`record::Framing::V2`]. Call
+    /// [`WriteBatch::unframe_wal_record`] after writing it.
+    pub(crate) fn frame_wal_record(&mut self, seq: u64, synced: u64) -> &[u8] {
         if self.bytes.is_empty() {
             self.bytes.resize(HEAD_ROOM, 0);
         }
-        // `seq` and the op count are encoded after the ops (with the WAL's own varint
-        // encoder), then moved into the head room right before the ops.
+        // The watermark, `seq` and the op count are encoded after the ops (with the WAL's own
+        // varint encoder), then moved into the head room right before the ops.
         let tail = self.bytes.len();
+        self.bytes.extend_from_slice(&synced.to_le_bytes());
         self.bytes.extend_from_slice(&seq.to_le_bytes());
         put_varint(&mut self.bytes, self.spans.len() as u64);
         let len = self.bytes.len() - tail;

@@ -12,7 +12,14 @@ pub enum SyncMode {
     #[default]
     Always,
     /// Acknowledged = in the OS page cache: survives a process crash, and an OS crash recovers
-    /// a consistent prefix of the acknowledged writes.
+    /// a consistent prefix of the acknowledged writes (every write made durable before it —
+    /// by a `SyncMode::Always` write, [`crate::LsmEngine::sync_wal`] or a flush — included).
+    /// The OS may have written back a later page of the WAL's unsynced tail and not an earlier
+    /// one: each WAL record (v3) carries the offset through which the WAL was synced, so the
+    /// open tells such an unsynced hole (the end of the prefix) from damage to synced bytes
+    /// (refused). One case still refuses the open: a batch bigger than a page whose middle
+    /// page was lost while its first and last reached the disk (a complete record with a bad
+    /// checksum; `strata kv repair` keeps the writes before it). See `docs/format/lsm.md`.
     None,
 }
 

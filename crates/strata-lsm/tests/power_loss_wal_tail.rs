@@ -80,10 +80,10 @@ fn wal(dir: &Path) -> PathBuf {
     logs.pop().unwrap()
 }
 
-/// `(offset, total length)` of every complete record of a WAL v2: a 12-byte header whose first
+/// `(offset, total length)` of every complete record of a WAL v3 (framing v2): a 12-byte header whose first
 /// 4 bytes are the payload length, the payload, a commit byte; zeros after the last record.
 fn records(data: &[u8]) -> Vec<(usize, usize)> {
-    assert!(data.starts_with(b"STRWAL02"));
+    assert!(data.starts_with(b"STRWAL03"));
     let mut v = Vec::new();
     let mut pos = 8;
     while pos + 12 <= data.len() && data[pos..pos + 12].iter().any(|&b| b != 0) {

@@ -93,10 +93,10 @@ fn named(dir: &Path, prefix: &str) -> Vec<PathBuf> {
     v
 }
 
-/// `(offset, total length)` of every complete record of a log file. A WAL of version 2
-/// (`STRWAL02`) ends each record in a commit byte and has zeros after the last one.
+/// `(offset, total length)` of every complete record of a log file. A WAL of version 2 or 3
+/// (`STRWAL02`, `STRWAL03`) ends each record in a commit byte and has zeros after the last one.
 fn log_records(data: &[u8]) -> Vec<(usize, usize)> {
-    let v2 = data.starts_with(b"STRWAL02");
+    let v2 = data.starts_with(b"STRWAL02") || data.starts_with(b"STRWAL03");
     let mut v = Vec::new();
     let mut pos = 8;
     while pos + 12 <= data.len() {
@@ -337,7 +337,7 @@ fn every_byte_of_the_last_wal_record_is_checked() {
     }
     let wal = wal_with_records(base.path());
     let data = std::fs::read(&wal).unwrap();
-    assert!(data.starts_with(b"STRWAL02"), "the engine writes WAL v2");
+    assert!(data.starts_with(b"STRWAL03"), "the engine writes WAL v3");
     let &(off, len) = log_records(&data).last().unwrap();
     let name = wal.file_name().unwrap().to_owned();
     for byte in off..off + len {
@@ -421,10 +421,13 @@ fn a_torn_tail_is_not_corruption() {
     assert_eq!(all(&e), expected(20));
 }
 
-/// WAL v2 keeps zeros after its last record (preallocated space). A bit flip there is never
+/// WAL v2/v3 keeps zeros after its last record (preallocated space). A bit flip there is never
 /// read as a record and never hides one: the open gets every acknowledged write or refuses
 /// with the offset right after the last record (a flip within the first 12 bytes there may
-/// also read as a header written in part: a torn tail, which loses nothing acknowledged).
+/// also read as a header written in part: a torn tail, which loses nothing acknowledged; in a
+/// v3 WAL a flip past the end of the 512-byte sector holding that offset reads as the
+/// non-zero bytes after a lost sector with no record claiming it was synced — an unsynced
+/// hole, the end of the prefix — which loses nothing either: every write is asserted there).
 #[test]
 fn bit_flips_in_the_zeros_after_the_last_wal_record() {
     let base = tempfile::tempdir().unwrap();
@@ -459,7 +462,11 @@ fn bit_flips_in_the_zeros_after_the_last_wal_record() {
             };
             match r {
                 Ok(e) => {
-                    assert!(byte < end + 12, "byte {byte}: damage accepted");
+                    let sector_end = (end / 512 + 1) * 512;
+                    assert!(
+                        byte < end + 12 || byte >= sector_end,
+                        "byte {byte}: damage accepted"
+                    );
                     assert_eq!(all(&e), expected(20), "byte {byte}");
                 }
                 Err(Error::Corruption { file, offset, .. }) => {
@@ -531,7 +538,7 @@ fn power_loss_in_the_middle_of_a_wal_write() {
 
 /// A directory written before WAL v2 (its WAL is `STRWAL01`, see `tests/vectors/README.md`)
 /// opens read-only without a change, checks clean, and a writer replays it and carries on
-/// with a WAL of version 2.
+/// with a WAL of version 3.
 #[test]
 fn a_v1_wal_directory_still_opens() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/vectors/wal-v1");
@@ -569,9 +576,61 @@ fn a_v1_wal_directory_still_opens() {
         e.kill();
     }
     let wal = std::fs::read(wal_with_records(d.path())).unwrap();
-    assert!(wal.starts_with(b"STRWAL02"));
+    assert!(wal.starts_with(b"STRWAL03"));
     let e = LsmEngine::open(d.path(), one).unwrap();
     assert_eq!(all(&e).len(), 32);
+}
+
+/// A directory written before WAL v3 (`tests/vectors/wal-v2`, see its README) opens
+/// read-only without a change, checks clean, and a writer replays it and carries on with a WAL
+/// of version 3. A v2 WAL keeps the v2 rules: a lost sector followed by records (what an OS
+/// crash can leave; v2 records carry no watermark to prove it unsynced) is refused.
+#[test]
+fn a_v2_wal_directory_still_opens_with_v2_rules() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/vectors/wal-v2");
+    let d = tempfile::tempdir().unwrap();
+    copy_dir(&src, d.path());
+    let one = LsmOptions {
+        stripes: 1,
+        ..plain()
+    };
+    let v2 = std::fs::read(d.path().join("wal-000001.log")).unwrap();
+    assert!(v2.starts_with(b"STRWAL02"));
+    assert_eq!(log_records(&v2).len(), 2);
+    let before = snapshot(d.path());
+    let want = {
+        let e = LsmEngine::open_read_only(d.path(), one.clone()).unwrap();
+        all(&e)
+    };
+    assert_eq!(want.len(), 20);
+    assert!(want.iter().all(|(k, v)| k.len() == 16 && v.len() == 100));
+    assert!(
+        snapshot(d.path()) == before,
+        "a read-only open changed files"
+    );
+    let r = check(d.path(), None).unwrap();
+    assert!(r.is_ok(), "{:?}", r.problems);
+    // The first record's sector lost, the second record on disk: corruption in v2.
+    let holed = tempfile::tempdir().unwrap();
+    copy_dir(&src, holed.path());
+    let mut h = v2.clone();
+    h[8..512].fill(0);
+    std::fs::write(holed.path().join("wal-000001.log"), &h).unwrap();
+    assert!(matches!(
+        LsmEngine::open(holed.path(), one.clone()),
+        Err(Error::Corruption { .. })
+    ));
+    assert!(!check(holed.path(), None).unwrap().is_ok());
+    {
+        let e = LsmEngine::open(d.path(), one.clone()).unwrap();
+        assert_eq!(all(&e), want);
+        strata_lsm::engine::put(&e, b"zz", b"new").unwrap();
+        e.kill();
+    }
+    let wal = std::fs::read(wal_with_records(d.path())).unwrap();
+    assert!(wal.starts_with(b"STRWAL03"));
+    let e = LsmEngine::open(d.path(), one).unwrap();
+    assert_eq!(all(&e).len(), 21);
 }
 
 /// The manifest's counterpart of `a_torn_tail_is_not_corruption`: a crash while appending

@@ -245,6 +245,24 @@ impl FaultFs {
         Ok(())
     }
 
+    /// Simulates a power loss after which the page cache had written back some of the unsynced
+    /// pages: `keep(path, page)` says whether page `page` (bytes `page * PAGE ..`, [`PAGE`])
+    /// of `path` reached the disk with what was last written to it; the unsynced bytes of the
+    /// other pages are lost (what they replaced comes back; past the durable length: zeros,
+    /// and the file ends after its last kept page or at its durable length). So a later page
+    /// may be kept while an earlier one is lost, as an OS crash can leave a file. Then as
+    /// [`FaultFs::crash`] (unsynced directory changes undone, and so on).
+    pub fn crash_keeping(&self, keep: &dyn Fn(&Path, u64) -> bool) -> io::Result<()> {
+        let mut files = lock(&self.faults.files);
+        for (path, st) in files.iter_mut() {
+            if path.exists() && st.entry_durable {
+                keep_pages(path, st, keep)?;
+            }
+        }
+        drop(files);
+        self.crash()
+    }
+
     /// Makes the next [`FaultFs::crash`] a power loss in the middle of the newest unsynced
     /// in-place write: its first `bytes` bytes reach the disk, the rest does not (older
     /// unsynced writes are lost whole).
@@ -270,6 +288,48 @@ impl FaultFs {
             .map(|s| s.written - s.synced)
             .unwrap_or(0)
     }
+}
+
+/// The page size of [`FaultFs::crash_keeping`].
+pub const PAGE: u64 = 4096;
+
+/// Writes the bytes of `path` that a power loss keeping the pages `keep` says leaves, and
+/// records them as durable in `st`.
+fn keep_pages(
+    path: &Path,
+    st: &mut FileState,
+    keep: &dyn Fn(&Path, u64) -> bool,
+) -> io::Result<()> {
+    let now = std::fs::read(path)?;
+    let mut kept: HashMap<u64, bool> = HashMap::new();
+    let mut kept_at = |i: u64| *kept.entry(i / PAGE).or_insert_with(|| keep(path, i / PAGE));
+    let mut disk = now.clone();
+    // In place below the durable length: a lost page gets back what the oldest unsynced
+    // write replaced (newest first, so the oldest wins).
+    for (off, old) in st.replaced.iter().rev() {
+        for (j, &b) in old.iter().enumerate() {
+            let i = off + j as u64;
+            if i < st.synced && (i as usize) < disk.len() && !kept_at(i) {
+                disk[i as usize] = b;
+            }
+        }
+    }
+    // Past it: a kept page's bytes, zeros in a lost one; the file ends after its last kept page.
+    let durable = (st.synced as usize).min(now.len());
+    let mut len = durable;
+    for (i, b) in disk.iter_mut().enumerate().skip(durable) {
+        if kept_at(i as u64) {
+            len = (((i as u64 / PAGE) + 1) * PAGE).min(now.len() as u64) as usize;
+        } else {
+            *b = 0;
+        }
+    }
+    disk.truncate(len);
+    std::fs::write(path, &disk)?;
+    st.synced = len as u64;
+    st.written = len as u64;
+    st.replaced.clear();
+    Ok(())
 }
 
 /// Puts back what the unsynced in-place writes of a file replaced, newest first (bytes beyond

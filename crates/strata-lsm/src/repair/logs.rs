@@ -43,7 +43,8 @@ impl Job<'_> {
                     return self.move_wals_aside(&numbers[i..]);
                 }
             };
-            let Some((offset, reason, good_end)) = first_damage(&data, framing, last) else {
+            let version = wal::version_of(&data).unwrap_or(1);
+            let Some((offset, reason, good_end)) = first_damage(&data, version, last) else {
                 continue;
             };
             let after = record::scan_log_framed(&data, wal::MAGIC_LEN, framing)
@@ -55,7 +56,7 @@ impl Job<'_> {
                 "{name}: damaged at offset {offset} ({reason}); {after} intact record(s) after \
                  it are not replayed"
             ));
-            self.copy_prefix(state, &name, &data[..good_end], framing)?;
+            self.copy_prefix(state, &name, &data[..good_end], version)?;
             return self.move_wals_aside(&numbers[i..]);
         }
         Ok(())
@@ -68,14 +69,19 @@ impl Job<'_> {
         state: &mut ManifestState,
         name: &str,
         prefix: &[u8],
-        framing: Framing,
+        version: u8,
     ) -> Result<()> {
         let mut w = WalWriter::create(self.fs.as_ref(), &self.dir, state.next_file)?;
         state.next_file += 1;
         let to = self.path(&wal::wal_name(w.number()));
+        let framing = if version == 1 {
+            Framing::V1
+        } else {
+            Framing::V2
+        };
         let records = record::read_log_framed(prefix, wal::MAGIC_LEN, framing).records;
         for (_, payload) in &records {
-            if let Ok((seq, ops)) = wal::decode_batch(payload) {
+            if let Ok((seq, ops)) = wal::decode_record(payload, version) {
                 w.append(seq, &ops.into_iter().collect())
                     .map_err(Error::io(&to))?;
             }
@@ -111,19 +117,30 @@ impl Job<'_> {
     }
 }
 
-/// The first damaged record of a WAL (`last`: the newest, where a torn tail is allowed):
-/// its offset, what is wrong, and where the intact records before it end.
-fn first_damage(data: &[u8], framing: Framing, last: bool) -> Option<(u64, String, usize)> {
+/// The first damaged record of a WAL of `version` (`last`: the newest, where a torn tail and
+/// an unsynced hole are allowed): its offset, what is wrong, and where the intact records
+/// before it end.
+fn first_damage(data: &[u8], version: u8, last: bool) -> Option<(u64, String, usize)> {
+    let framing = if version == 1 {
+        Framing::V1
+    } else {
+        Framing::V2
+    };
     let log = record::read_log_framed(data, wal::MAGIC_LEN, framing);
     let mut good_end = wal::MAGIC_LEN;
     for (off, payload) in &log.records {
-        if let Err(e) = wal::decode_batch(payload) {
+        if let Err(e) = wal::decode_record(payload, version) {
             return Some((*off, e.what, good_end));
         }
         good_end = *off as usize + framing.overhead() + payload.len();
     }
     match log.end {
-        record::LogEnd::Corrupt { offset, reason } => Some((offset, reason, good_end)),
+        record::LogEnd::Corrupt { offset, reason } => match wal::unsynced_hole(data, offset) {
+            // The end of the recoverable prefix, as a torn tail.
+            Some(hole) if !last => Some((offset, hole, good_end)),
+            Some(_) => None,
+            None => Some((offset, reason, good_end)),
+        },
         record::LogEnd::TornTail { offset, reason } if !last => Some((offset, reason, good_end)),
         _ => None,
     }
