@@ -173,7 +173,7 @@ pub fn unsynced_hole(data: &[u8], offset: u64) -> Option<String> {
     match claimed {
         Some(synced) if synced > offset => None,
         _ => Some(format!(
-            "unsynced hole: a write lost in an OS crash, {} intact record(s) after it, none              synced (the end of the recoverable prefix)",
+            "unsynced hole: a write lost in an OS crash, {} intact record(s) after it, none synced (the end of the recoverable prefix)",
             later.records.iter().filter(|(o, _)| *o > offset).count()
         )),
     }
