@@ -79,7 +79,9 @@ pub struct LsmOptions {
     /// entering the block cache is), not on every later copy out of the map: bytes that change
     /// under a live database (another program writing the SST, a medium returning other bytes
     /// when an evicted page is read in again) are caught at the next open or `check`. With
-    /// `false`, every read from the file checks its block.
+    /// `false`, every read from the file checks its block. A point read of a mapped SST
+    /// searches its block where it lies and neither asks nor fills the block cache (seeks and
+    /// scans still do).
     pub mmap_reads: bool,
     /// Size at which the manifest (the log of flushes and compactions) is rolled over: a new
     /// manifest holding a snapshot of the state is written and synced, `CURRENT` is switched

@@ -625,8 +625,9 @@ impl Table {
         if i == self.index.len() {
             return Ok(None);
         }
-        // Mapped and checked before: search it where it lies, without asking the cache.
-        if self.is_verified(i) {
+        // Mapped: search the block where it lies, without asking the cache (its checksum is
+        // checked there on its first read since the open; nothing is copied or cached).
+        if self.mapped.is_some() {
             return self.get_in_place(i, key);
         }
         let off = self.index.handle(i).0;
@@ -695,27 +696,33 @@ impl Table {
         }
     }
 
-    /// A point read of data block `i`, verified, searched in the map where it lies (the
-    /// block cache is not asked: its probe cost more than the cached block's point index
-    /// saved): [`point::interval_for`] finds the key's restart interval (a few hundred bytes)
-    /// and [`block::scan_entries`] scans it in place; the value is handed out as a slice of
-    /// the map ([`Found::Mapped`]). Nothing is copied and nothing allocated (session 13 copied
-    /// the interval into a block of its own: ~7% of a get's time at 10^7, in `memmove` and
-    /// `malloc`). At 10^7 keys, with the cache far smaller than the data, copying the whole
-    /// 4 KiB block was ~53 memory misses per get and the block was seldom read again while
-    /// cached. The block is not cached: a block read often enough to stay cached is cached
-    /// by its first read since the open, and by scans.
+    /// A point read of data block `i` of the mapped file, searched in the map where it lies
+    /// (the block cache is not asked: its probe cost more than the cached block's point
+    /// index saved). On the block's first read since the open its checksum is checked in
+    /// the map first (every read is an error while it does not match): the block is not
+    /// copied into the cache, as it was until session 14 (a 4 KiB copy, a cache insert and
+    /// the eviction of another block, per first read). [`point::interval_for`] finds the
+    /// key's restart interval (a few hundred bytes) and [`block::scan_entries`] scans it in
+    /// place; the value is handed out as a slice of the map ([`Found::Mapped`]). Nothing is
+    /// copied and nothing allocated (session 13 copied the interval into a block of its own:
+    /// ~7% of a get's time at 10^7, in `memmove` and `malloc`).
     fn get_in_place(&self, i: usize, key: &[u8]) -> Result<Option<Found<'_>>> {
         let (off, len) = self.index.handle(i);
-        let bytes = self
+        // The block and its checksum.
+        let framed = self
             .mapped
             .as_ref()
             .and_then(|m| m.mapped_bytes())
             .and_then(|all| {
                 let start = usize::try_from(off).ok()?;
-                all.get(start..start.checked_add(len as usize)?)
+                all.get(start..start.checked_add(len as usize)?.checked_add(4)?)
             })
             .ok_or_else(|| Table::corrupt(&self.path, off, "block outside the mapped file"))?;
+        if !self.is_verified(i) {
+            check_crc(framed, &self.path, off)?;
+            self.mark_verified(i);
+        }
+        let bytes = &framed[..len as usize];
         let Some(r) = point::interval_for(bytes, key).map_err(|e| self.err(off, e))? else {
             return Ok(None);
         };
