@@ -390,6 +390,26 @@ fn level_typed_deserializer_matches_the_plain_one_at_the_depth_limit() {
 /// root, as a top-level element followed by another and as a nested one, both directions,
 /// followed by 0 to 16 more bytes; intact, cut short at every length and with any byte
 /// replaced by a tag, escape or plain value.
+/// The keys one element `el` (ascending encoding) is tested in, each followed by `junk`: at
+/// the root or top level followed by the ascending integer element `int`, alone, and nested
+/// in a tuple with `int`; `el` (and the tuple) in ascending or (`desc`) descending order.
+fn placements(el: &[u8], int: &[u8], junk: &[u8], desc: bool) -> Vec<Vec<u8>> {
+    let flip = |mut v: Vec<u8>| {
+        if desc {
+            v.iter_mut().for_each(|b| *b = !*b);
+        }
+        v
+    };
+    // (The integer after a top-level element stays ascending: elements have their own order.)
+    let top = [flip(el.to_vec()).as_slice(), int].concat();
+    let alone = flip(el.to_vec());
+    let nested = flip([&[TAG_TUPLE][..], el, int, &[TAG_END]].concat());
+    [top, alone, nested]
+        .into_iter()
+        .map(|k| [k.as_slice(), junk].concat())
+        .collect()
+}
+
 #[test]
 fn text_short_agrees_with_text_general() {
     /// The text element: tag, escaped content, terminator.
@@ -427,31 +447,7 @@ fn text_short_agrees_with_text_general() {
             for tail in [0usize, 1, 8, 16] {
                 let junk: Vec<u8> = (0..tail).map(|i| 0x41 + i as u8).collect();
                 for desc in [false, true] {
-                    let flip = |mut v: Vec<u8>| {
-                        if desc {
-                            v.iter_mut().for_each(|b| *b = !*b);
-                        }
-                        v
-                    };
-                    let mut keys = vec![];
-                    // Root or top-level, followed by an integer element and junk.
-                    let mut top = flip(text(&s));
-                    top.extend(&int);
-                    top.extend(&junk);
-                    keys.push(top);
-                    // Only the string (then junk).
-                    let mut alone = flip(text(&s));
-                    alone.extend(&junk);
-                    keys.push(alone);
-                    // Nested in a tuple with an integer.
-                    let mut nested = vec![TAG_TUPLE];
-                    nested.extend(text(&s));
-                    nested.extend(&int);
-                    nested.push(TAG_END);
-                    let mut nested = flip(nested);
-                    nested.extend(&junk);
-                    keys.push(nested);
-                    for key in keys {
+                    for key in placements(&text(&s), &int, &junk, desc) {
                         // Read whole, or up to the junk after it.
                         let read =
                             |r: Result<()>| matches!(r, Ok(()) | Err(KeySerdeError::Trailing(_)));
@@ -560,28 +556,7 @@ fn int_fast_agrees_with_int_general() {
         for tail in [0usize, 1, 9] {
             let junk: Vec<u8> = (0..tail).map(|i| 0x41 + i as u8).collect();
             for desc in [false, true] {
-                let flip = |mut v: Vec<u8>| {
-                    if desc {
-                        v.iter_mut().for_each(|b| *b = !*b);
-                    }
-                    v
-                };
-                let mut keys = vec![];
-                let mut top = flip(el.clone());
-                top.extend(&int);
-                top.extend(&junk);
-                keys.push(top);
-                let mut alone = flip(el.clone());
-                alone.extend(&junk);
-                keys.push(alone);
-                let mut nested = vec![TAG_TUPLE];
-                nested.extend(&el);
-                nested.extend(&int);
-                nested.push(TAG_END);
-                let mut nested = flip(nested);
-                nested.extend(&junk);
-                keys.push(nested);
-                for key in keys {
+                for key in placements(&el, &int, &junk, desc) {
                     if matches!(
                         from_key::<(i64, u16)>(&key),
                         Ok(_) | Err(KeySerdeError::Trailing(_))
