@@ -9,6 +9,7 @@
 use std::sync::Arc;
 
 use rustc_hash::FxHashSet;
+use smallvec::SmallVec;
 
 use crate::error::{Error, Result};
 use crate::node::Node;
@@ -43,51 +44,30 @@ impl Default for ListOptions {
 /// hash collision), kept inline so that a listing allocates nothing per key, or several
 /// (collisions; multiple writers). Read it as a slice of nodes (`Deref<Target = [Arc<Node>]>`),
 /// iterate it by reference or by value, or turn it into a `Vec` with [`Nodes::into_vec`].
-#[derive(Clone, Debug)]
-pub struct Nodes(NodesRepr);
-
-#[derive(Clone, Debug)]
-enum NodesRepr {
-    One(Arc<Node>),
-    Many(Vec<Arc<Node>>),
-}
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Nodes(SmallVec<[Arc<Node>; 1]>);
 
 impl Nodes {
     /// The nodes as a `Vec` (allocates for a single node).
     pub fn into_vec(self) -> Vec<Arc<Node>> {
-        match self.0 {
-            NodesRepr::One(n) => vec![n],
-            NodesRepr::Many(v) => v,
-        }
+        self.0.into_vec()
     }
 
     /// The nodes as a slice.
     pub fn as_slice(&self) -> &[Arc<Node>] {
-        match &self.0 {
-            NodesRepr::One(n) => std::slice::from_ref(n),
-            NodesRepr::Many(v) => v,
-        }
+        &self.0
     }
 }
-
-/// Equal when the node slices are equal (however they are stored).
-impl PartialEq for Nodes {
-    fn eq(&self, other: &Nodes) -> bool {
-        self.as_slice() == other.as_slice()
-    }
-}
-
-impl Eq for Nodes {}
 
 impl From<Arc<Node>> for Nodes {
     fn from(n: Arc<Node>) -> Nodes {
-        Nodes(NodesRepr::One(n))
+        Nodes(SmallVec::from_buf([n]))
     }
 }
 
 impl From<Vec<Arc<Node>>> for Nodes {
     fn from(v: Vec<Arc<Node>>) -> Nodes {
-        Nodes(NodesRepr::Many(v))
+        Nodes(SmallVec::from_vec(v))
     }
 }
 
@@ -119,18 +99,20 @@ impl IntoIterator for Nodes {
     type IntoIter = NodesIntoIter;
 
     fn into_iter(self) -> NodesIntoIter {
-        NodesIntoIter(match self.0 {
-            NodesRepr::One(n) => Some(n).into_iter().chain(Vec::new()),
-            NodesRepr::Many(v) => None.into_iter().chain(v),
-        })
+        NodesIntoIter(self.0.into_iter())
     }
 }
 
 /// The by-value iterator of [`Nodes`].
-#[derive(Debug)]
-pub struct NodesIntoIter(
-    std::iter::Chain<std::option::IntoIter<Arc<Node>>, std::vec::IntoIter<Arc<Node>>>,
-);
+pub struct NodesIntoIter(smallvec::IntoIter<[Arc<Node>; 1]>);
+
+impl std::fmt::Debug for NodesIntoIter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("NodesIntoIter")
+            .field(&self.0.as_slice())
+            .finish()
+    }
+}
 
 impl Iterator for NodesIntoIter {
     type Item = Arc<Node>;
