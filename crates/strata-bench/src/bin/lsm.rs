@@ -4,12 +4,18 @@
 //! `strata` is the configuration `strata kv` creates (one stripe); `strata-256` the same
 //! engine with 256 hash stripes (the tables' configuration).
 //! (add `--features rocksdb` for RocksDB; see docs/bench/lsm.md). Workloads: fillseq,
-//! fillrandom, overwrite (batches of 1,000, no fsync), fillsync (N/1000 single writes, fsync
-//! each), readrandom, seekrandom (N/10 seeks + 10 next), readseq; 16-byte keys, 100-byte
+//! fillrandom, overwrite (batches of 1,000, no fsync), fillsync (`max(N/1000, 1000)` single
+//! writes, fsync each, the same count for every engine: each synced write waits for the
+//! device's cache flush, whose time varies from flush to flush, so fewer writes than 1,000 —
+//! 100 at 10^5 before session 15 — rank engines by a few slow flushes, not by their cost per
+//! write), readrandom, seekrandom (N/10 seeks + 10 next), readseq; 16-byte keys, 100-byte
 //! incompressible values, one thread, the same cache budget for every engine.
 //! `LSM_BENCH_SHAPE=1`: Strata's child also prints its LSM shape (L0 files, sorted runs,
 //! files per level, memtable bytes) before and after readrandom, as `note` lines.
 //! Every child prints the fillsync writes' latency spread (first, quantiles, max) as a `note`.
+//! `LSM_BENCH_DISKSTAT=/sys/block/<dev>/stat`: every child also prints, as a `note`, the
+//! device's write requests, sectors written and cache flushes per fillsync write (the deltas
+//! of that file across the phase, whole device: other processes' I/O counts too).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -594,8 +600,10 @@ fn child(engine: &str, base: &Path, n: u64, cache: usize) {
             assert_eq!(c as u64, n, "{engine}: readseq count");
         }
         report("readseq", n, t);
-        let syncs = (n / 1000).max(10);
+        let syncs = fillsync_writes(n);
         let mut lat = Vec::with_capacity(syncs as usize);
+        let stat_path = std::env::var_os("LSM_BENCH_DISKSTAT").map(PathBuf::from);
+        let before = stat_path.as_deref().and_then(disk_stat);
         let t = Instant::now();
         for i in 0..syncs {
             let v = rng.value();
@@ -604,7 +612,11 @@ fn child(engine: &str, base: &Path, n: u64, cache: usize) {
             lat.push(w.elapsed().as_secs_f64() * 1e6);
         }
         report("fillsync", syncs, t);
+        let after = stat_path.as_deref().and_then(disk_stat);
         println!("note {}", latency_note(&lat));
+        if let (Some(b), Some(a)) = (before, after) {
+            println!("note {}", disk_note(&b, &a, syncs));
+        }
         drop(db);
         println!("size {} 0", dir_size(&main_dir));
         if engine == "strata" {
@@ -636,9 +648,41 @@ fn child(engine: &str, base: &Path, n: u64, cache: usize) {
     println!("rss {} 0", peak_rss_bytes());
 }
 
+/// The fillsync phase's synced writes at `n` entries: N/1000, at least 1,000, for every
+/// engine alike. Each write waits for the device's cache flush (~90 µs on a quiet run of the
+/// reference VM, whose disk has a write-back cache and no FUA), and that flush's time varies;
+/// with 100 writes (10^5 before session 15, a ~9 ms phase) one slow flush moved an engine's
+/// row by 10%, so engines with the same flush per write swapped places from run to run.
+fn fillsync_writes(n: u64) -> u64 {
+    (n / 1000).max(1000)
+}
+
+/// The device counters of a block device's `stat` file (the kernel's
+/// Documentation/ABI/stat.rst order): write requests (field 5), sectors written (field 7)
+/// and cache flushes (field 16); `None` if the file is missing or has fewer fields.
+fn disk_stat(path: &Path) -> Option<[u64; 3]> {
+    let s = std::fs::read_to_string(path).ok()?;
+    let f: Vec<u64> = s
+        .split_whitespace()
+        .map(|x| x.parse().unwrap_or(0))
+        .collect();
+    Some([*f.get(4)?, *f.get(6)?, *f.get(15)?])
+}
+
+/// The device's work per fillsync write, from the `stat` counters before and after the phase.
+fn disk_note(before: &[u64; 3], after: &[u64; 3], writes: u64) -> String {
+    let per = |i: usize| after[i].saturating_sub(before[i]) as f64 / writes.max(1) as f64;
+    format!(
+        "fillsync device per write: {:.2} write requests, {:.1} sectors, {:.2} flushes (whole device)",
+        per(0),
+        per(1),
+        per(2)
+    )
+}
+
 /// The spread of the fillsync writes' latencies (µs, in write order) in one `note` line: the
 /// first write, quantiles, the slowest, and how much of the phase the writes over 1 ms took.
-/// At 10^5 the phase is 100 writes, so a few slow ones decide its row.
+/// With 100 writes (10^5 before session 15) a few slow ones decided the row.
 fn latency_note(lat: &[f64]) -> String {
     let mut s = lat.to_vec();
     s.sort_by(f64::total_cmp);
