@@ -129,16 +129,25 @@ impl Table {
         }
     }
 
+    /// Checks that field `f` accepts `v`; inlined (every key value of every read and put
+    /// passes here), the error built out of line.
+    #[inline]
     fn check_field(&self, f: &KeyField, v: &Value) -> Result<()> {
         if f.accepts(v) {
             Ok(())
         } else {
-            Err(Error::KeyType {
-                table: self.name().to_owned(),
-                attr: f.name.clone(),
-                expected: f.kind.name().to_owned(),
-                found: v.kind().name().to_owned(),
-            })
+            Err(self.field_type_error(f, v))
+        }
+    }
+
+    /// The error of a key value `v` that field `f` does not accept.
+    #[cold]
+    fn field_type_error(&self, f: &KeyField, v: &Value) -> Error {
+        Error::KeyType {
+            table: self.name().to_owned(),
+            attr: f.name.clone(),
+            expected: f.kind.name().to_owned(),
+            found: v.kind().name().to_owned(),
         }
     }
 
@@ -193,16 +202,7 @@ impl Table {
     pub fn check_key(&self, key: &Key) -> Result<()> {
         let s = &self.def.schema;
         if key.partition.len() != s.partition.len() || key.sort.len() != s.sort.len() {
-            return Err(Error::invalid(
-                self.name(),
-                format!(
-                    "a key has {} partition and {} sort values, got {} and {}",
-                    s.partition.len(),
-                    s.sort.len(),
-                    key.partition.len(),
-                    key.sort.len()
-                ),
-            ));
+            return Err(self.key_arity_error(key));
         }
         for (f, v) in s
             .key_fields()
@@ -211,6 +211,22 @@ impl Table {
             self.check_field(f, v)?;
         }
         Ok(())
+    }
+
+    /// The error of a key whose value counts are not the schema's.
+    #[cold]
+    fn key_arity_error(&self, key: &Key) -> Error {
+        let s = &self.def.schema;
+        Error::invalid(
+            self.name(),
+            format!(
+                "a key has {} partition and {} sort values, got {} and {}",
+                s.partition.len(),
+                s.sort.len(),
+                key.partition.len(),
+                key.sort.len()
+            ),
+        )
     }
 
     /// Checks a partition's arity and types.
