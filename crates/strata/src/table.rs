@@ -1,5 +1,6 @@
 //! [`Table`] handles and [`Key`]s: put, get, delete.
 
+use std::cell::Cell;
 use std::fmt;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -95,6 +96,16 @@ pub(crate) struct EncodedKey {
     pub bytes: Vec<u8>,
 }
 
+thread_local! {
+    /// The key buffer of this thread's point reads (see [`Table::with_key_bytes`]); empty
+    /// while a read uses it.
+    static KEY_BUF: Cell<Vec<u8>> = const { Cell::new(Vec::new()) };
+}
+
+/// Largest key buffer kept for the next read (a key that needed more is built in a buffer
+/// that is then dropped, so one huge key does not stay allocated per thread).
+const MAX_KEPT_KEY_BUF: usize = 4096;
+
 impl Table {
     pub(crate) fn new(db: Arc<Inner>, def: Arc<TableDef>) -> Table {
         Table { db, def }
@@ -118,16 +129,25 @@ impl Table {
         }
     }
 
+    /// Checks that field `f` accepts `v`; inlined (every key value of every read and put
+    /// passes here), the error built out of line.
+    #[inline]
     fn check_field(&self, f: &KeyField, v: &Value) -> Result<()> {
         if f.accepts(v) {
             Ok(())
         } else {
-            Err(Error::KeyType {
-                table: self.name().to_owned(),
-                attr: f.name.clone(),
-                expected: f.kind.name().to_owned(),
-                found: v.kind().name().to_owned(),
-            })
+            Err(self.field_type_error(f, v))
+        }
+    }
+
+    /// The error of a key value `v` that field `f` does not accept.
+    #[cold]
+    fn field_type_error(&self, f: &KeyField, v: &Value) -> Error {
+        Error::KeyType {
+            table: self.name().to_owned(),
+            attr: f.name.clone(),
+            expected: f.kind.name().to_owned(),
+            found: v.kind().name().to_owned(),
         }
     }
 
@@ -182,16 +202,7 @@ impl Table {
     pub fn check_key(&self, key: &Key) -> Result<()> {
         let s = &self.def.schema;
         if key.partition.len() != s.partition.len() || key.sort.len() != s.sort.len() {
-            return Err(Error::invalid(
-                self.name(),
-                format!(
-                    "a key has {} partition and {} sort values, got {} and {}",
-                    s.partition.len(),
-                    s.sort.len(),
-                    key.partition.len(),
-                    key.sort.len()
-                ),
-            ));
+            return Err(self.key_arity_error(key));
         }
         for (f, v) in s
             .key_fields()
@@ -200,6 +211,22 @@ impl Table {
             self.check_field(f, v)?;
         }
         Ok(())
+    }
+
+    /// The error of a key whose value counts are not the schema's.
+    #[cold]
+    fn key_arity_error(&self, key: &Key) -> Error {
+        let s = &self.def.schema;
+        Error::invalid(
+            self.name(),
+            format!(
+                "a key has {} partition and {} sort values, got {} and {}",
+                s.partition.len(),
+                s.sort.len(),
+                key.partition.len(),
+                key.sort.len()
+            ),
+        )
     }
 
     /// Checks a partition's arity and types.
@@ -287,16 +314,51 @@ impl Table {
         sort: impl IntoIterator<Item = &'v Value>,
     ) -> Result<Vec<u8>> {
         let mut out = Vec::new();
-        let mut b = self.def.layout.builder(&mut out, 32);
+        self.key_bytes_into(partition, sort, &mut out)?;
+        Ok(out)
+    }
+
+    /// [`Table::key_bytes`] appended to `out` (after what it holds).
+    fn key_bytes_into<'v>(
+        &self,
+        partition: impl IntoIterator<Item = &'v Value>,
+        sort: impl IntoIterator<Item = &'v Value>,
+        out: &mut Vec<u8>,
+    ) -> Result<()> {
+        let mut b = self.def.layout.builder(out, 32);
         for v in partition {
-            b.value(v)?;
+            b.field(v)?;
         }
         let h = b.hash();
         for v in sort {
-            b.value(v)?;
+            b.field(v)?;
         }
         b.finish(h);
-        Ok(out)
+        Ok(())
+    }
+
+    /// Runs `f` on the engine key of `key` (checked and encoded as [`Table::encode_key`] does,
+    /// the same bytes), built in this thread's reused key buffer instead of a new vector: a
+    /// point read allocates nothing for its key. `f` may read tables again (a `Deserialize`
+    /// of the caller's can): the buffer is taken out of its slot while `f` runs, so a nested
+    /// read builds its key in a vector of its own.
+    pub(crate) fn with_key_bytes<T>(
+        &self,
+        key: &Key,
+        f: impl FnOnce(&[u8]) -> Result<T>,
+    ) -> Result<T> {
+        self.check_key(key)?;
+        let mut buf = KEY_BUF.try_with(Cell::take).unwrap_or_default();
+        buf.clear();
+        let r = match self.key_bytes_into(&key.partition, &key.sort, &mut buf) {
+            Ok(()) => f(&buf),
+            Err(e) => Err(e),
+        };
+        if buf.capacity() <= MAX_KEPT_KEY_BUF {
+            // Fails only while the thread's locals are being destroyed: the buffer is dropped.
+            let _ = KEY_BUF.try_with(|c| c.set(buf));
+        }
+        r
     }
 
     /// Encoded key and value of an item.
@@ -500,14 +562,15 @@ impl Table {
     /// The item with `key`, if any, decoded straight into `T` (see [`crate::item_serde`]);
     /// [`Error::ItemType`] when the stored item does not fit `T`.
     pub fn get_as<T: serde::de::DeserializeOwned>(&self, key: &Key) -> Result<Option<T>> {
-        let k = self.encode_key(key)?;
-        // Decoded from the engine's own bytes (a cached block or the memtable), not a copy.
-        let mut out = None;
-        self.db
-            .engine
-            .get_borrowed(&k.bytes, &mut |v| out = Some(from_item_bytes(v)))?;
-        self.check_live()?;
-        out.transpose()
+        self.with_key_bytes(key, |k| {
+            // Decoded from the engine's own bytes (a cached block or the memtable), not a copy.
+            let mut out = None;
+            self.db
+                .engine
+                .get_borrowed(k, &mut |v| out = Some(from_item_bytes(v)))?;
+            self.check_live()?;
+            out.transpose()
+        })
     }
 
     fn write(&self, batch: WriteBatch) -> std::result::Result<(), strata_lsm::Error> {
@@ -572,14 +635,15 @@ impl Table {
 
     /// The item with `key`, if any.
     pub fn get(&self, key: &Key) -> Result<Option<Item>> {
-        let k = self.encode_key(key)?;
-        // Decoded from the engine's own bytes (a cached block or the memtable), not a copy.
-        let mut out = None;
-        self.db
-            .engine
-            .get_borrowed(&k.bytes, &mut |v| out = Some(decode_item(v)))?;
-        self.check_live()?;
-        out.transpose()
+        self.with_key_bytes(key, |k| {
+            // Decoded from the engine's own bytes (a cached block or the memtable), not a copy.
+            let mut out = None;
+            self.db
+                .engine
+                .get_borrowed(k, &mut |v| out = Some(decode_item(v)))?;
+            self.check_live()?;
+            out.transpose()
+        })
     }
 
     /// Deletes the item with `key` (no error when there is none).

@@ -249,6 +249,74 @@ fn typed_keys_are_item_keys() {
         .unwrap();
 }
 
+/// Point reads build their key in the thread's reused buffer (`with_key_bytes`): for random
+/// schemas and keys, one after another on one thread (longer and shorter keys in turn), its
+/// bytes are the reference key's, and a key that does not fit the schema (a value left out, a
+/// value of another kind) fails as `encode_key` fails. A read nested inside the first (as a
+/// caller's `Deserialize` may do) gets its own key right and leaves the outer key's bytes
+/// alone.
+#[test]
+fn point_read_keys_are_reference_keys() {
+    let db = Db::memory().unwrap();
+    let n = std::cell::Cell::new(0u32);
+    let prev: std::cell::RefCell<Option<(Table, Key, Vec<u8>)>> = Default::default();
+    let mut runner = TestRunner::new(Config::with_cases(400));
+    runner
+        .run(&schema_and_row(), |(mut schema, row)| {
+            n.set(n.get() + 1);
+            schema.name = format!("t{}", n.get());
+            let t = db.create_table(schema).unwrap();
+            let Ok(bytes) = to_item_bytes(&row) else {
+                return Ok(());
+            };
+            let item = decode_item(&bytes).unwrap();
+            let Ok(key) = t.key_of(&item) else {
+                return Ok(());
+            };
+            let want = reference_key(&t, &item).map_err(|e| e.to_string());
+            let got = t.with_key_bytes(&key, |k| {
+                let outer = k.to_vec();
+                // A nested read, with the previous case's key (another table, another length).
+                if let Some((pt, pk, pbytes)) = &*prev.borrow() {
+                    let inner = pt.with_key_bytes(pk, |k2| Ok(k2.to_vec())).unwrap();
+                    assert_eq!(&inner, pbytes);
+                }
+                assert_eq!(k, &outer[..]);
+                Ok(outer)
+            });
+            prop_assert_eq!(got.map_err(|e| e.to_string()), want.clone());
+            if let Ok(w) = want {
+                *prev.borrow_mut() = Some((t.clone(), key.clone(), w));
+            }
+            // Keys that do not fit: the same error as `encode_key`.
+            let mut short = key.clone();
+            if short.sort.pop().is_none() {
+                short.partition.pop();
+            }
+            let mut wrong = key.clone();
+            wrong.partition[0] = match wrong.partition[0] {
+                Value::Int(_) => Value::from("x"),
+                _ => Value::Int(1),
+            };
+            for bad in [short, wrong] {
+                let got = t.with_key_bytes(&bad, |k| Ok(k.to_vec()));
+                prop_assert_eq!(
+                    got.map_err(|e| e.to_string()),
+                    t.encode_key(&bad)
+                        .map(|k| k.bytes)
+                        .map_err(|e| e.to_string())
+                );
+            }
+            // And the reads themselves: absent, then present.
+            prop_assert!(t.get(&key).unwrap().is_none());
+            if t.put(&item).is_ok() {
+                prop_assert!(t.get(&key).unwrap().is_some());
+            }
+            Ok(())
+        })
+        .unwrap();
+}
+
 /// A struct in declaration order (not name order), ascending and descending keys.
 #[test]
 fn typed_struct_keys_are_item_keys() {
