@@ -2,7 +2,7 @@
 //! the corpus of `strata-bench --bin keys`, encoded and decoded repeatedly.
 //!
 //! ```text
-//! cargo run --release -p strata-key --example native_serde_loop [-- ROWS SECONDS [enc|dec]]
+//! cargo run --release -p strata-key --example native_serde_loop [-- ROWS SECONDS [enc|dec|tail]]
 //! perf record -g target/release/examples/native_serde_loop 200000 5 dec
 //! ```
 //!
@@ -12,10 +12,13 @@
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use strata_key::codec::native_serde::{from_key, to_key_into};
+use strata_key::codec::native_serde::{from_key, to_key, to_key_into};
 
 /// The bench's serde row: tenant, user, name, timestamp, UUID bytes.
 type Row = (u16, u64, String, i64, Id);
+
+/// A key ending in an integer (mode `tail`): tenant, name, user.
+type Tail = (u16, String, u64);
 
 /// 16 UUID bytes that serialize as a bytes element.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -145,6 +148,21 @@ fn main() {
             }
         })
     };
+    // `tail`: keys that end in an integer, `(tenant, name, user)` of the same rows (the
+    // decoder's near-end integer case), decoded only.
+    if which == "tail" {
+        let tails: Vec<Vec<u8>> = rows
+            .iter()
+            .map(|r| to_key(&(r.0, &r.2, r.1)).expect("encode"))
+            .collect();
+        let ns = per_item(n, secs, || {
+            for k in &tails {
+                black_box(from_key::<Tail>(black_box(k)).expect("decode"));
+            }
+        });
+        println!("{n} keys ending in an integer: decode {ns:.1} ns/key");
+        return;
+    }
     let bytes: usize = keys.iter().map(Vec::len).sum();
     println!(
         "{n} tuples, {bytes} bytes: encode {enc:.1} ns, decode {dec:.1} ns, enc+dec {:.1} ns/tuple",

@@ -521,7 +521,42 @@ impl Reader<'_> {
             return None;
         }
         let w = self.bytes.get(at + 1..)?.first_chunk::<8>()?;
-        let raw = u64::from_be_bytes(*w) >> f.shift;
+        fast_int(f, u64::from_be_bytes(*w) >> f.shift, mask)
+    }
+
+    /// [`Reader::int_fast_at`] for an element near the key's end (fewer than 8 bytes after
+    /// the tag, which that function leaves to the general path): the payload is read with one
+    /// load of the key's last 8 bytes. `None` for everything else (also when 8 or more bytes
+    /// follow the tag, or the key is shorter than 8 bytes), with nothing consumed.
+    #[inline(always)]
+    pub(crate) fn int_fast_at_end(
+        &self,
+        at: usize,
+        tag: u8,
+        mask: u8,
+    ) -> Option<(u64, u64, usize)> {
+        let f = &FAST_TAGS[tag as usize];
+        if !f.fast {
+            return None;
+        }
+        // Bytes after the tag, fewer than 8 here; the payload must be among them.
+        let after = self.bytes.len().checked_sub(at + 1)?;
+        if after >= 8 {
+            return None;
+        }
+        let past = after.checked_sub(usize::from(f.p))?;
+        let w = self.bytes.last_chunk::<8>()?;
+        // The payload's last byte is `past` bytes before the key's end: shifted down to the
+        // lowest lane (`past < 8`), the key's bytes above it are masked off by `lanes`.
+        fast_int(f, u64::from_be_bytes(*w) >> (8 * past), mask)
+    }
+}
+
+/// The end of [`Reader::int_fast_at`] and [`Reader::int_fast_at_end`]: `raw` has the payload
+/// (not yet unmasked) in its low `p` lanes.
+#[inline(always)]
+fn fast_int(f: &FastTag, raw: u64, mask: u8) -> Option<(u64, u64, usize)> {
+    {
         // As in `int_after_tag_masked`.
         let payload = (raw ^ (mask as i8 as u64) ^ f.neg) & f.lanes;
         if (payload as u8).wrapping_add(1) < f.check {
@@ -533,7 +568,9 @@ impl Reader<'_> {
             .wrapping_sub((payload >> 8) << 1);
         Some((m, f.neg, usize::from(f.p)))
     }
+}
 
+impl Reader<'_> {
     /// The `p` payload bytes of an integer that ends within 8 bytes of the key's end, as a
     /// big-endian number (not yet unmasked).
     #[inline(never)]

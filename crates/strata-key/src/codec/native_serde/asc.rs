@@ -4,48 +4,112 @@
 //! It writes exactly the bytes of [`KeySerializer`](super::KeySerializer) with no orders
 //! (checked by the property test `asc_serializer_writes_what_the_ordered_one_writes`), without
 //! what orders cost per element: no order lookup, no field index, no descending check and no
-//! complement pass. The nesting level is looked at only where a compound opens or closes.
+//! complement pass.
+//!
+//! The level is a type, not a field tested at run time: [`AscRoot`] is the root (a compound
+//! here is flattened: [`AscFlat`]), [`AscSerializer`] writes top-level elements and the members
+//! of nested tuples ([`AscNested`]; its `depth` is read only where a nested tuple opens). The
+//! root compound owns the output cursor, so in the (usually out-of-line) `serialize` of the
+//! key's tuple or struct the cursor is a local that can live in registers, not fields behind
+//! the serializer's pointer stored and reloaded around every element. The error type is
+//! [`SerError`], one pointer, so that every `Result<(), _>` returns in a register; it is
+//! converted to [`KeySerdeError`] at the API edge ([`to_key_into`](super::to_key_into)).
 
 use super::*;
 use crate::codec::native::put::{Cursor, Out};
 
-/// Levels as in [`KeySerializer`](super::KeySerializer): 0 = the root (a compound here is
-/// flattened), 1 = a top-level element, ≥ 2 = inside a nested tuple.
-pub(super) struct AscSerializer<'a> {
-    pub(super) out: Cursor<'a>,
-    pub(super) level: usize,
+/// The ascending serializer's error: a boxed [`KeySerdeError`] (errors are rare; one
+/// pointer makes `Result<(), SerError>` a single register).
+#[derive(Debug)]
+pub(super) struct SerError(Box<KeySerdeError>);
+
+impl SerError {
+    /// The error the public API returns.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn into_inner(self) -> KeySerdeError {
+        *self.0
+    }
 }
 
-/// A compound being written: flattened at the root, else a nested tuple.
-pub(super) struct AscCompound<'s, 'a> {
+impl From<KeySerdeError> for SerError {
+    #[cold]
+    #[inline(never)]
+    fn from(e: KeySerdeError) -> SerError {
+        SerError(Box::new(e))
+    }
+}
+
+impl Display for SerError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl std::error::Error for SerError {}
+
+impl ser::Error for SerError {
+    #[cold]
+    fn custom<T: Display>(msg: T) -> Self {
+        KeySerdeError::Message(msg.to_string()).into()
+    }
+}
+
+type SResult<T> = std::result::Result<T, SerError>;
+
+/// The root value: a compound here is flattened (its members are the top-level elements); a
+/// scalar is the one top-level element.
+pub(super) struct AscRoot<'a> {
+    pub(super) out: &'a mut Vec<u8>,
+}
+
+/// Top-level elements (`depth` 1) and members of nested tuples (`depth` ≥ 2: as the ordered
+/// serializer's level).
+pub(super) struct AscSerializer<'a> {
+    out: Cursor<'a>,
+    depth: usize,
+}
+
+/// The root compound: owns the cursor (see the module).
+pub(super) struct AscFlat<'a> {
+    s: AscSerializer<'a>,
+}
+
+/// A nested tuple being written.
+pub(super) struct AscNested<'s, 'a> {
     s: &'s mut AscSerializer<'a>,
-    nested: bool,
+}
+
+impl<'a> AscRoot<'a> {
+    /// The serializer of the root's elements (or of the root scalar).
+    #[inline(always)]
+    fn top(&mut self) -> AscSerializer<'_> {
+        AscSerializer {
+            out: Cursor::new(self.out),
+            depth: 1,
+        }
+    }
+
+    #[inline(always)]
+    fn flat(&mut self) -> SResult<AscFlat<'_>> {
+        Ok(AscFlat { s: self.top() })
+    }
 }
 
 impl<'a> AscSerializer<'a> {
     #[inline]
-    fn open(&mut self) -> Result<AscCompound<'_, 'a>> {
-        if self.level == 0 {
-            self.level = 1;
-            return Ok(AscCompound {
-                s: self,
-                nested: false,
-            });
-        }
-        // Level 1 never fails (MAX_DEPTH ≥ 1): the same test as the ordered serializer.
-        if self.level > MAX_DEPTH {
+    fn open(&mut self) -> SResult<AscNested<'_, 'a>> {
+        // Depth 1 never fails (MAX_DEPTH ≥ 1): the same test as the ordered serializer.
+        if self.depth > MAX_DEPTH {
             return Err(too_deep());
         }
         self.out.put_cut([TAG_TUPLE], 1);
-        self.level += 1;
-        Ok(AscCompound {
-            s: self,
-            nested: true,
-        })
+        self.depth += 1;
+        Ok(AscNested { s: self })
     }
 
     #[inline(always)]
-    fn null(&mut self) -> Result<()> {
+    fn null(&mut self) -> SResult<()> {
         self.out.put_cut([TAG_NULL_FIRST], 1);
         Ok(())
     }
@@ -53,140 +117,279 @@ impl<'a> AscSerializer<'a> {
 
 #[cold]
 #[inline(never)]
-fn too_deep() -> KeySerdeError {
-    KeySerdeError::Message(format!("nested deeper than {MAX_DEPTH}"))
+fn too_deep() -> SerError {
+    KeySerdeError::Message(format!("nested deeper than {MAX_DEPTH}")).into()
 }
 
-impl AscCompound<'_, '_> {
+#[cold]
+#[inline(never)]
+fn u128_too_big(v: u128) -> SerError {
+    KeySerdeError::Message(format!("u128 {v} exceeds the key integer range")).into()
+}
+
+impl AscFlat<'_> {
     #[inline(always)]
-    fn element<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<()> {
+    fn element<T: Serialize + ?Sized>(&mut self, v: &T) -> SResult<()> {
+        v.serialize(&mut self.s)
+    }
+
+    /// Nothing to write: the cursor's drop brings the vector's length up to date.
+    #[inline(always)]
+    fn close(self) -> SResult<()> {
+        Ok(())
+    }
+}
+
+impl AscNested<'_, '_> {
+    #[inline(always)]
+    fn element<T: Serialize + ?Sized>(&mut self, v: &T) -> SResult<()> {
         v.serialize(&mut *self.s)
     }
 
     #[inline(always)]
-    fn close(self) -> Result<()> {
-        if self.nested {
-            self.s.out.put_cut([TAG_END], 1);
-            self.s.level -= 1;
-        } else {
-            self.s.level = 0;
-        }
+    fn close(self) -> SResult<()> {
+        self.s.out.put_cut([TAG_END], 1);
+        self.s.depth -= 1;
         Ok(())
     }
 }
 
-super::compound::compound_impls!(AscCompound<'_, '_>, #[inline(always)]);
+super::compound::compound_impls!(AscFlat<'_>, SerError, #[inline(always)]);
+super::compound::compound_impls!(AscNested<'_, '_>, SerError, #[inline(always)]);
+
+/// Root methods that write one top-level element: those of [`AscSerializer`].
+macro_rules! root_scalars {
+    ($($name:ident($($arg:ident: $t:ty),*);)*) => {$(
+        #[inline(always)]
+        fn $name(self, $($arg: $t),*) -> SResult<()> {
+            self.top().$name($($arg),*)
+        }
+    )*};
+}
+
+impl<'s, 'a> ser::Serializer for &'s mut AscRoot<'a> {
+    type Ok = ();
+    type Error = SerError;
+    type SerializeSeq = AscFlat<'s>;
+    type SerializeTuple = AscFlat<'s>;
+    type SerializeTupleStruct = AscFlat<'s>;
+    type SerializeTupleVariant = AscFlat<'s>;
+    type SerializeMap = AscFlat<'s>;
+    type SerializeStruct = AscFlat<'s>;
+    type SerializeStructVariant = AscFlat<'s>;
+
+    root_scalars! {
+        serialize_bool(v: bool);
+        serialize_i8(v: i8);
+        serialize_i16(v: i16);
+        serialize_i32(v: i32);
+        serialize_i64(v: i64);
+        serialize_i128(v: i128);
+        serialize_u8(v: u8);
+        serialize_u16(v: u16);
+        serialize_u32(v: u32);
+        serialize_u64(v: u64);
+        serialize_u128(v: u128);
+        serialize_f32(v: f32);
+        serialize_f64(v: f64);
+        serialize_char(v: char);
+        serialize_str(v: &str);
+        serialize_bytes(v: &[u8]);
+        serialize_none();
+        serialize_unit();
+        serialize_unit_struct(name: &'static str);
+        serialize_unit_variant(name: &'static str, index: u32, variant: &'static str);
+    }
+    #[inline(always)]
+    fn serialize_some<T: Serialize + ?Sized>(self, v: &T) -> SResult<()> {
+        v.serialize(self)
+    }
+    #[inline]
+    fn serialize_newtype_struct<T: Serialize + ?Sized>(
+        self,
+        name: &'static str,
+        v: &T,
+    ) -> SResult<()> {
+        if name == SERDE_TOKEN {
+            return self.top().serialize_newtype_struct(name, v);
+        }
+        v.serialize(self)
+    }
+    #[inline]
+    fn serialize_newtype_variant<T: Serialize + ?Sized>(
+        self,
+        _name: &'static str,
+        index: u32,
+        _variant: &'static str,
+        v: &T,
+    ) -> SResult<()> {
+        let mut c = self.flat()?;
+        c.element(&index)?;
+        c.element(v)?;
+        c.close()
+    }
+    #[inline(always)]
+    fn serialize_seq(self, _len: Option<usize>) -> SResult<Self::SerializeSeq> {
+        self.flat()
+    }
+    #[inline(always)]
+    fn serialize_tuple(self, _len: usize) -> SResult<Self::SerializeTuple> {
+        self.flat()
+    }
+    #[inline(always)]
+    fn serialize_tuple_struct(
+        self,
+        _name: &'static str,
+        _len: usize,
+    ) -> SResult<Self::SerializeTupleStruct> {
+        self.flat()
+    }
+    #[inline]
+    fn serialize_tuple_variant(
+        self,
+        _name: &'static str,
+        index: u32,
+        _variant: &'static str,
+        _len: usize,
+    ) -> SResult<Self::SerializeTupleVariant> {
+        let mut c = self.flat()?;
+        c.element(&index)?;
+        Ok(c)
+    }
+    #[inline]
+    fn serialize_map(self, _len: Option<usize>) -> SResult<Self::SerializeMap> {
+        self.flat()
+    }
+    #[inline(always)]
+    fn serialize_struct(self, _name: &'static str, _len: usize) -> SResult<Self::SerializeStruct> {
+        self.flat()
+    }
+    #[inline]
+    fn serialize_struct_variant(
+        self,
+        _name: &'static str,
+        index: u32,
+        _variant: &'static str,
+        _len: usize,
+    ) -> SResult<Self::SerializeStructVariant> {
+        let mut c = self.flat()?;
+        c.element(&index)?;
+        Ok(c)
+    }
+    #[inline]
+    fn is_human_readable(&self) -> bool {
+        false
+    }
+}
 
 impl<'s, 'a> ser::Serializer for &'s mut AscSerializer<'a> {
     type Ok = ();
-    type Error = KeySerdeError;
-    type SerializeSeq = AscCompound<'s, 'a>;
-    type SerializeTuple = AscCompound<'s, 'a>;
-    type SerializeTupleStruct = AscCompound<'s, 'a>;
-    type SerializeTupleVariant = AscCompound<'s, 'a>;
-    type SerializeMap = AscCompound<'s, 'a>;
-    type SerializeStruct = AscCompound<'s, 'a>;
-    type SerializeStructVariant = AscCompound<'s, 'a>;
+    type Error = SerError;
+    type SerializeSeq = AscNested<'s, 'a>;
+    type SerializeTuple = AscNested<'s, 'a>;
+    type SerializeTupleStruct = AscNested<'s, 'a>;
+    type SerializeTupleVariant = AscNested<'s, 'a>;
+    type SerializeMap = AscNested<'s, 'a>;
+    type SerializeStruct = AscNested<'s, 'a>;
+    type SerializeStructVariant = AscNested<'s, 'a>;
 
     #[inline(always)]
-    fn serialize_bool(self, v: bool) -> Result<()> {
+    fn serialize_bool(self, v: bool) -> SResult<()> {
         self.out.put_cut([if v { TAG_TRUE } else { TAG_FALSE }], 1);
         Ok(())
     }
     #[inline(always)]
-    fn serialize_i8(self, v: i8) -> Result<()> {
+    fn serialize_i8(self, v: i8) -> SResult<()> {
         encode_i64(v.into(), &mut self.out);
         Ok(())
     }
     #[inline(always)]
-    fn serialize_i16(self, v: i16) -> Result<()> {
+    fn serialize_i16(self, v: i16) -> SResult<()> {
         encode_i64(v.into(), &mut self.out);
         Ok(())
     }
     #[inline(always)]
-    fn serialize_i32(self, v: i32) -> Result<()> {
+    fn serialize_i32(self, v: i32) -> SResult<()> {
         encode_i64(v.into(), &mut self.out);
         Ok(())
     }
     #[inline(always)]
-    fn serialize_i64(self, v: i64) -> Result<()> {
+    fn serialize_i64(self, v: i64) -> SResult<()> {
         encode_i64(v, &mut self.out);
         Ok(())
     }
     #[inline]
-    fn serialize_i128(self, v: i128) -> Result<()> {
+    fn serialize_i128(self, v: i128) -> SResult<()> {
         encode_int(v, &mut self.out);
         Ok(())
     }
     #[inline(always)]
-    fn serialize_u8(self, v: u8) -> Result<()> {
+    fn serialize_u8(self, v: u8) -> SResult<()> {
         encode_i64(v.into(), &mut self.out);
         Ok(())
     }
     #[inline(always)]
-    fn serialize_u16(self, v: u16) -> Result<()> {
+    fn serialize_u16(self, v: u16) -> SResult<()> {
         encode_i64(v.into(), &mut self.out);
         Ok(())
     }
     #[inline(always)]
-    fn serialize_u32(self, v: u32) -> Result<()> {
+    fn serialize_u32(self, v: u32) -> SResult<()> {
         encode_i64(v.into(), &mut self.out);
         Ok(())
     }
     #[inline(always)]
-    fn serialize_u64(self, v: u64) -> Result<()> {
+    fn serialize_u64(self, v: u64) -> SResult<()> {
         encode_u64(v, &mut self.out);
         Ok(())
     }
     #[inline]
-    fn serialize_u128(self, v: u128) -> Result<()> {
-        let v = i128::try_from(v).map_err(|_| {
-            KeySerdeError::Message(format!("u128 {v} exceeds the key integer range"))
-        })?;
+    fn serialize_u128(self, v: u128) -> SResult<()> {
+        let v = i128::try_from(v).map_err(|_| u128_too_big(v))?;
         encode_int(v, &mut self.out);
         Ok(())
     }
     #[inline]
-    fn serialize_f32(self, v: f32) -> Result<()> {
+    fn serialize_f32(self, v: f32) -> SResult<()> {
         let b = ordered_f32(v).to_be_bytes();
         self.out
             .put_cut([TAG_F32, b[0], b[1], b[2], b[3], TRAILER], 6);
         Ok(())
     }
     #[inline]
-    fn serialize_f64(self, v: f64) -> Result<()> {
+    fn serialize_f64(self, v: f64) -> SResult<()> {
         self.out.with_vec(|o| put_f64(o, v));
         Ok(())
     }
     #[inline]
-    fn serialize_char(self, v: char) -> Result<()> {
+    fn serialize_char(self, v: char) -> SResult<()> {
         let mut buf = [0u8; 4];
         self.serialize_str(v.encode_utf8(&mut buf))
     }
     #[inline(always)]
-    fn serialize_str(self, v: &str) -> Result<()> {
+    fn serialize_str(self, v: &str) -> SResult<()> {
         put_text(&mut self.out, TAG_TEXT, v);
         Ok(())
     }
     #[inline(always)]
-    fn serialize_bytes(self, v: &[u8]) -> Result<()> {
+    fn serialize_bytes(self, v: &[u8]) -> SResult<()> {
         put_string(&mut self.out, TAG_BYTES, v);
         Ok(())
     }
     #[inline]
-    fn serialize_none(self) -> Result<()> {
+    fn serialize_none(self) -> SResult<()> {
         self.null()
     }
     #[inline(always)]
-    fn serialize_some<T: Serialize + ?Sized>(self, v: &T) -> Result<()> {
+    fn serialize_some<T: Serialize + ?Sized>(self, v: &T) -> SResult<()> {
         v.serialize(self)
     }
     #[inline]
-    fn serialize_unit(self) -> Result<()> {
+    fn serialize_unit(self) -> SResult<()> {
         self.null()
     }
     #[inline]
-    fn serialize_unit_struct(self, _name: &'static str) -> Result<()> {
+    fn serialize_unit_struct(self, _name: &'static str) -> SResult<()> {
         self.null()
     }
     #[inline]
@@ -195,7 +398,7 @@ impl<'s, 'a> ser::Serializer for &'s mut AscSerializer<'a> {
         _name: &'static str,
         index: u32,
         _variant: &'static str,
-    ) -> Result<()> {
+    ) -> SResult<()> {
         encode_i64(index.into(), &mut self.out);
         Ok(())
     }
@@ -204,7 +407,7 @@ impl<'s, 'a> ser::Serializer for &'s mut AscSerializer<'a> {
         self,
         name: &'static str,
         v: &T,
-    ) -> Result<()> {
+    ) -> SResult<()> {
         if name == SERDE_TOKEN {
             // A strata_key::Decimal: a decimal element, not its string.
             let d = serde_capture(v).map_err(KeySerdeError::Message)?;
@@ -220,18 +423,18 @@ impl<'s, 'a> ser::Serializer for &'s mut AscSerializer<'a> {
         index: u32,
         _variant: &'static str,
         v: &T,
-    ) -> Result<()> {
+    ) -> SResult<()> {
         let mut c = self.open()?;
         c.element(&index)?;
         c.element(v)?;
         c.close()
     }
     #[inline(always)]
-    fn serialize_seq(self, _len: Option<usize>) -> Result<Self::SerializeSeq> {
+    fn serialize_seq(self, _len: Option<usize>) -> SResult<Self::SerializeSeq> {
         self.open()
     }
     #[inline(always)]
-    fn serialize_tuple(self, _len: usize) -> Result<Self::SerializeTuple> {
+    fn serialize_tuple(self, _len: usize) -> SResult<Self::SerializeTuple> {
         self.open()
     }
     #[inline(always)]
@@ -239,7 +442,7 @@ impl<'s, 'a> ser::Serializer for &'s mut AscSerializer<'a> {
         self,
         _name: &'static str,
         _len: usize,
-    ) -> Result<Self::SerializeTupleStruct> {
+    ) -> SResult<Self::SerializeTupleStruct> {
         self.open()
     }
     #[inline]
@@ -249,17 +452,17 @@ impl<'s, 'a> ser::Serializer for &'s mut AscSerializer<'a> {
         index: u32,
         _variant: &'static str,
         _len: usize,
-    ) -> Result<Self::SerializeTupleVariant> {
+    ) -> SResult<Self::SerializeTupleVariant> {
         let mut c = self.open()?;
         c.element(&index)?;
         Ok(c)
     }
     #[inline]
-    fn serialize_map(self, _len: Option<usize>) -> Result<Self::SerializeMap> {
+    fn serialize_map(self, _len: Option<usize>) -> SResult<Self::SerializeMap> {
         self.open()
     }
     #[inline(always)]
-    fn serialize_struct(self, _name: &'static str, _len: usize) -> Result<Self::SerializeStruct> {
+    fn serialize_struct(self, _name: &'static str, _len: usize) -> SResult<Self::SerializeStruct> {
         self.open()
     }
     #[inline]
@@ -269,7 +472,7 @@ impl<'s, 'a> ser::Serializer for &'s mut AscSerializer<'a> {
         index: u32,
         _variant: &'static str,
         _len: usize,
-    ) -> Result<Self::SerializeStructVariant> {
+    ) -> SResult<Self::SerializeStructVariant> {
         let mut c = self.open()?;
         c.element(&index)?;
         Ok(c)

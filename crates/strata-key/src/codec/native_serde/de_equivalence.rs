@@ -480,7 +480,9 @@ fn text_short_agrees_with_text_general() {
 }
 
 /// `De::int64`'s inline case (`int_fast`: a magnitude that fits a `u64`, at least 8 bytes
-/// after the tag) against the plain deserializer, which reads every integer through
+/// after the tag) and its near-end case (`Reader::int_fast_at_end`, tried first in
+/// `int_general`: fewer than 8 bytes after the tag, as for the `u16` that ends most of these
+/// keys) against the plain deserializer, which reads every integer through
 /// `Reader::int_after_tag_masked` and an `i128`: integers at and around every class and tag
 /// boundary of both signs up to the `i128` limits, and around every type's limits; at the
 /// root, as a top-level element followed by another and by 0, 1 or 9 more bytes, and nested;

@@ -61,6 +61,16 @@ impl<'de, L: Level> De<'_, 'de, L> {
     /// at the top level and from the reader's mask when nested.
     #[inline(always)]
     fn int_fast(&mut self) -> Option<(u64, u64)> {
+        self.int_fast_with(Reader::int_fast_at)
+    }
+
+    /// [`De::int_fast`] with the reader's `read` ([`Reader::int_fast_at`] or
+    /// [`Reader::int_fast_at_end`]).
+    #[inline(always)]
+    fn int_fast_with(
+        &mut self,
+        read: impl FnOnce(&Reader<'de>, usize, u8, u8) -> Option<(u64, u64, usize)>,
+    ) -> Option<(u64, u64)> {
         let at = self.d.r.pos;
         let raw = *self.d.r.bytes().get(at)?;
         let nested = Self::NESTED;
@@ -69,7 +79,7 @@ impl<'de, L: Level> De<'_, 'de, L> {
         } else {
             ((raw as i8) >> 7) as u8
         };
-        let (m, neg, p) = self.d.r.int_fast_at(at, raw ^ mask, mask)?;
+        let (m, neg, p) = read(&self.d.r, at, raw ^ mask, mask)?;
         self.d.r.pos = at + 1 + p;
         // As in `De::int`: a top-level element leaves no mask set.
         self.d.r.mask = mask & (nested as u8).wrapping_neg();
@@ -92,10 +102,18 @@ impl<'de, L: Level> De<'_, 'de, L> {
 
 impl KeyDeserializer<'_> {
     /// An integer element at level `L` read as `T` by the general [`De::int`]: every element
-    /// that [`De::int_fast`] does not read, and every error.
+    /// that [`De::int_fast`] does not read, and every error. First the fast read near the
+    /// key's end ([`Reader::int_fast_at_end`]: a key ending in an integer), which leaves
+    /// everything else, with nothing consumed, to [`De::int`].
     #[inline(never)]
     fn int_general<L: Level, T: Int64>(&mut self) -> Result<T> {
         let at = self.r.pos;
+        if let Some((m, neg)) = De::<L>::new(self).int_fast_with(Reader::int_fast_at_end) {
+            return match T::from_magnitude(m, neg) {
+                Some(v) => Ok(v),
+                None => Err(self.out_of_range(at, wide(m, neg), T::NAME)),
+            };
+        }
         let v = De::<L>::new(self).int()?;
         T::try_from(v).map_err(|_| self.out_of_range(at, v, T::NAME))
     }

@@ -114,12 +114,11 @@ pub fn to_key_into<T: Serialize + ?Sized>(
 ) -> Result<()> {
     if orders.is_empty() {
         // Every element ascending: the serializer without per-element order checks, inlined
-        // into the caller (whose `orders` is usually the constant `&[]`).
-        let mut s = AscSerializer {
-            out: Cursor::new(out),
-            level: 0,
-        };
-        return value.serialize(&mut s);
+        // into the caller (whose `orders` is usually the constant `&[]`); its one-pointer
+        // error is converted here, out of line.
+        return value
+            .serialize(&mut AscRoot { out })
+            .map_err(SerError::into_inner);
     }
     to_key_ordered(value, orders, out)
 }
@@ -175,7 +174,6 @@ mod serializer;
 #[cfg(test)]
 mod tests;
 
-use super::native::put::Cursor;
-use asc::AscSerializer;
+use asc::{AscRoot, SerError};
 use deserializer::{De, KeyDeserializer, Root};
 use serializer::KeySerializer;

@@ -153,7 +153,7 @@ impl Compound<'_, '_> {
     }
 }
 
-super::compound::compound_impls!(Compound<'_, '_>, #[inline]);
+super::compound::compound_impls!(Compound<'_, '_>, KeySerdeError, #[inline]);
 
 impl<'s, 'a> ser::Serializer for &'s mut KeySerializer<'a> {
     type Ok = ();
