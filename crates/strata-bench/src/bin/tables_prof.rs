@@ -223,6 +223,7 @@ fn main() {
     }
     let t0 = Instant::now();
     let sched0 = thread_sched();
+    let written0 = strata_lsm::process_written();
     let r = match phase.as_str() {
         "load" => {
             prof_load(&db, &t, parts, per, typed);
@@ -236,6 +237,21 @@ fn main() {
     };
     let wall = t0.elapsed().as_secs_f64();
     println!("{phase} ops={ops} result={r} secs={wall:.3}");
+    if phase == "load" {
+        // Flush and compaction bytes of the load (background work done during it).
+        let w = strata_lsm::process_written().since(&written0);
+        println!(
+            "written: amplification {:.2}, flushed {} MB, compacted {} MB (read {} MB) in {} merges ({} into L0), moved {} MB in {} moves",
+            w.amplification(),
+            w.flushed_bytes / 1_000_000,
+            w.compacted_bytes / 1_000_000,
+            w.compaction_input_bytes / 1_000_000,
+            w.compactions,
+            w.l0_merges,
+            w.moved_bytes / 1_000_000,
+            w.moves
+        );
+    }
     if let (Some((run0, wait0)), Some((run1, wait1))) = (sched0, thread_sched()) {
         // Where the measuring thread's wall time went: on a CPU, waiting for one (other
         // processes' load), or blocked (fsync, write stalls, locks).

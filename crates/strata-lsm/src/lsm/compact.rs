@@ -160,6 +160,9 @@ impl Inner {
                         m.compact_ptr[s][job.upper_level] = p;
                     }
                     let r = self.run_job(m, s, &versions[s], job);
+                    // The replaced files' last references are often these (deleting them
+                    // can block): dropped on the reaper thread, not under the lock.
+                    m.reaper.bury(versions);
                     if let Err(e) = &r {
                         self.poison(e);
                     }
@@ -369,11 +372,15 @@ impl Inner {
                     removed.extend(v.levels[level].iter().map(|t| (level, Arc::clone(t))));
                 }
                 let r = self.merge_into(m, s, sources, true, LEVELS - 1, removed);
+                m.reaper.bury(v);
                 if let Err(e) = &r {
                     self.poison(e);
                 }
                 r?;
             }
+            // The replaced files are deleted (unless a reader still holds them) by the time
+            // a full compaction returns.
+            m.reaper.drain();
             Ok(())
         })
     }

@@ -4,6 +4,8 @@
 
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc;
+use std::thread::JoinHandle;
 
 use crate::crash_point;
 use crate::error::Result;
@@ -23,6 +25,8 @@ pub(super) struct Maint {
     /// A manifest larger than this is rolled over into a fresh snapshot
     /// ([`crate::LsmOptions::manifest_roll_bytes`]).
     roll_bytes: u64,
+    /// Drops what flushes and compactions leave behind off their thread.
+    pub reaper: Reaper,
 }
 
 impl Maint {
@@ -35,6 +39,7 @@ impl Maint {
             compact_ptr: (0..stripes).map(|_| Default::default()).collect(),
             rr: 0,
             roll_bytes,
+            reaper: Reaper::start(),
         }
     }
 
@@ -60,6 +65,82 @@ impl Maint {
         // The old manifest is obsolete once CURRENT names the new one (synced above).
         let _ = fs.remove(&dir.join(manifest::manifest_name(old)));
         Ok(())
+    }
+}
+
+/// A job of the reaper thread.
+type ReapJob = Box<dyn FnOnce() + Send>;
+
+/// A thread that drops what a compaction leaves behind — above all the last references to
+/// the files it replaced, whose drop deletes them ([`crate::sst::table::Table`] marked
+/// obsolete): unlinking a file and unmapping it can block for a long time (on a file system
+/// mounted with `discard`, freeing a file's blocks waits for the device to discard them,
+/// milliseconds per file), and the maintenance thread must not spend that time holding the
+/// maintenance lock while the memtables wait for their flush. A file is deleted only once
+/// nothing references it, as before; only the thread that runs the drop changes. Dropping the
+/// reaper (the engine closes) runs every job it was given first.
+pub(crate) struct Reaper {
+    tx: Option<mpsc::Sender<ReapJob>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Reaper {
+    /// Starts the thread; without one (spawning failed), jobs run on the caller's thread.
+    fn start() -> Reaper {
+        let (tx, rx) = mpsc::channel::<ReapJob>();
+        let spawned = std::thread::Builder::new()
+            .name("strata-lsm-reap".into())
+            .spawn(move || {
+                for job in rx {
+                    job();
+                }
+            });
+        match spawned {
+            Ok(thread) => Reaper {
+                tx: Some(tx),
+                thread: Some(thread),
+            },
+            Err(_) => Reaper {
+                tx: None,
+                thread: None,
+            },
+        }
+    }
+
+    /// Drops `x` on the reaper thread (on this one when there is none).
+    pub fn bury<T: Send + 'static>(&self, x: T) {
+        self.run(Box::new(move || drop(x)));
+    }
+
+    /// Returns once every job given so far has run (so that `compact` returns with the
+    /// disk space of the files it replaced freed, when nothing else holds them).
+    pub fn drain(&self) {
+        let (done, wait) = mpsc::channel::<()>();
+        self.run(Box::new(move || {
+            let _ = done.send(());
+        }));
+        let _ = wait.recv();
+    }
+
+    fn run(&self, job: ReapJob) {
+        let job = match &self.tx {
+            Some(tx) => match tx.send(job) {
+                Ok(()) => return,
+                // The thread is gone (a job panicked): run it here.
+                Err(mpsc::SendError(job)) => job,
+            },
+            None => job,
+        };
+        job();
+    }
+}
+
+impl Drop for Reaper {
+    fn drop(&mut self) {
+        drop(self.tx.take());
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
     }
 }
 
@@ -180,5 +261,52 @@ impl WriteCounters {
             moved_bytes: self.moved_bytes.load(Ordering::Relaxed),
             moves: self.moves.load(Ordering::Relaxed),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Reaper;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::{mpsc, Arc};
+    use std::time::Duration;
+
+    /// Sets its flag when dropped, after a pause (a slow file deletion).
+    struct SlowDrop(Arc<AtomicBool>, Option<mpsc::Sender<String>>);
+
+    impl Drop for SlowDrop {
+        fn drop(&mut self) {
+            std::thread::sleep(Duration::from_millis(100));
+            if let Some(tx) = &self.1 {
+                let name = std::thread::current().name().unwrap_or("").to_string();
+                let _ = tx.send(name);
+            }
+            self.0.store(true, Ordering::SeqCst);
+        }
+    }
+
+    #[test]
+    fn buried_values_drop_on_the_reaper_thread_and_drain_waits_for_them() {
+        let r = Reaper::start();
+        let done = Arc::new(AtomicBool::new(false));
+        let (tx, rx) = mpsc::channel();
+        r.bury(SlowDrop(Arc::clone(&done), Some(tx)));
+        r.drain();
+        assert!(
+            done.load(Ordering::SeqCst),
+            "drain returned before the drop ran"
+        );
+        assert_eq!(rx.recv().unwrap(), "strata-lsm-reap");
+    }
+
+    #[test]
+    fn dropping_the_reaper_runs_every_job_first() {
+        let r = Reaper::start();
+        let flags: Vec<_> = (0..3).map(|_| Arc::new(AtomicBool::new(false))).collect();
+        for f in &flags {
+            r.bury(SlowDrop(Arc::clone(f), None));
+        }
+        drop(r);
+        assert!(flags.iter().all(|f| f.load(Ordering::SeqCst)));
     }
 }

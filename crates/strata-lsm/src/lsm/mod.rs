@@ -24,7 +24,9 @@
 //! When the memtables hold half the budget, they are frozen together and the WAL rotates;
 //! a background thread writes one L0 SST per stripe, records them in the manifest, then
 //! deletes the old WAL. Writes stall while a frozen set is still being written and the new
-//! memtables fill the other half, or while some stripe has too many L0 files.
+//! memtables fill the other half, or while some stripe has too many L0 files. Files that a
+//! compaction replaced are dropped (hence deleted) on a reaper thread, off the maintenance
+//! lock (`maint::Reaper`).
 
 mod background;
 mod compact;
@@ -218,7 +220,11 @@ impl LsmEngine {
                 continue;
             }
             if !i.compact_one()? {
-                return Ok(());
+                // The files compactions replaced are deleted on the reaper thread.
+                return i.with_maint(|m| {
+                    m.reaper.drain();
+                    Ok(())
+                });
             }
         }
     }
