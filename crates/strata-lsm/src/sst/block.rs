@@ -181,7 +181,7 @@ pub(crate) fn restart_array(data: &[u8]) -> Result<(usize, usize), BlockError> {
 /// The three lengths at the start of the entry at `pos` of `d` (a block's entries, up to its
 /// restart array): `(shared, unshared, vtag, offset after them)`.
 #[inline]
-fn entry_header(d: &[u8], pos: usize) -> Result<(usize, usize, u64, usize), BlockError> {
+pub(crate) fn entry_header(d: &[u8], pos: usize) -> Result<(usize, usize, u64, usize), BlockError> {
     // Fast path: three one-byte varints (short keys, values under 127 bytes).
     if let Some(h) = d.get(pos..pos.wrapping_add(3)) {
         if (h[0] | h[1] | h[2]) < 0x80 {

@@ -46,6 +46,10 @@ impl Default for Heads {
 #[inline(always)]
 fn head_bytes<const N: usize>(key: &[u8], at: usize) -> [u8; N] {
     let rest = key.get(at..).unwrap_or(&[]);
+    // A whole head: a fixed-size load (a copy of a variable length is a `memcpy` call).
+    if let Some(whole) = rest.first_chunk::<N>() {
+        return *whole;
+    }
     let mut b = [0u8; N];
     let n = rest.len().min(N);
     b[..n].copy_from_slice(&rest[..n]);

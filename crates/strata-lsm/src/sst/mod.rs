@@ -4,6 +4,7 @@
 pub mod block;
 pub mod bloom;
 pub mod cache;
+pub(crate) mod heads;
 pub mod index;
 pub mod iter;
 pub mod keycmp;

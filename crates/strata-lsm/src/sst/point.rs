@@ -13,7 +13,7 @@ use std::cmp::Ordering;
 use std::ops::Range;
 use std::sync::Arc;
 
-use super::block::{restart_array, Block, BlockError, ValueRef};
+use super::block::{entry_header, restart_array, Block, BlockError, ValueRef};
 use super::index::head;
 use super::keycmp;
 use crate::coding::{get_varint, u32_at};
@@ -28,6 +28,8 @@ const HEADER: usize = 1 + MAX_PREFIX / 8;
 const NARROW_HEADS: u64 = 1 << 40;
 /// Flag in word 0: restart offsets are kept in 16-bit lanes (the block is under 64 KiB).
 const NARROW_OFFSETS: u64 = 1 << 41;
+/// Flag in word 0: no two adjacent heads are equal (a search ties only with the target).
+const DISTINCT_HEADS: u64 = 1 << 44;
 
 /// A block's point index: `[n | prefix_len << 32 | flags, prefix (24 bytes, big-endian
 /// words), heads, restart offsets]` in one allocation. Heads and offsets are packed in lanes
@@ -52,15 +54,17 @@ fn lane(words: &[u64], i: usize, bits: u32) -> u64 {
     }
 }
 
-/// Packs `vals` (each below `2^bits`) in lanes of `bits` bits onto `words`.
-fn pack(words: &mut Vec<u64>, vals: &[u64], bits: u32) {
+/// Packs `vals` (each below `2^bits`) in lanes of `bits` bits into `words` from `*at` on
+/// (`words` long enough), advancing `*at`.
+fn pack(words: &mut [u64], at: &mut usize, vals: &[u64], bits: u32) {
     let per = (64 / bits) as usize;
     for chunk in vals.chunks(per) {
         let mut w = 0u64;
         for (j, v) in chunk.iter().enumerate() {
             w |= v << (bits as usize * j);
         }
-        words.push(w);
+        words[*at] = w;
+        *at += 1;
     }
 }
 
@@ -69,61 +73,22 @@ impl PointIndex {
     /// not decode (a point read then searches the block itself, which reports the damage).
     pub fn build(b: &Block) -> Option<PointIndex> {
         let n = b.restart_count();
-        if n == 0 || n > u32::MAX as usize {
-            return None;
-        }
-        let first = b.restart_key(0).ok()?;
-        let last = b.restart_key(n - 1).ok()?;
-        // Any prefix all restart keys share will do: the heads after it order them as well.
-        let plen = first
-            .iter()
-            .zip(last)
-            .take_while(|(x, y)| x == y)
-            .count()
-            .min(MAX_PREFIX);
-        // Heads, then offsets, in one scratch allocation.
         let mut scratch = vec![0u64; 2 * n];
-        let (heads, offsets) = scratch.split_at_mut(n);
-        for i in 0..n {
-            heads[i] = head(b.restart_key(i).ok()?, plen);
-            offsets[i] = u64::from(u32::try_from(b.restart(i).ok()?).ok()?);
-        }
-        let narrow_heads = heads.windows(2).all(|w| w[0] >> 32 != w[1] >> 32);
-        let narrow_offsets = offsets.iter().all(|&o| o <= 0xffff);
-        let mut flags = 0;
-        if narrow_heads {
-            flags |= NARROW_HEADS;
-            heads.iter_mut().for_each(|h| *h >>= 32);
-        }
-        if narrow_offsets {
-            flags |= NARROW_OFFSETS;
-        }
-        let mut words = Vec::with_capacity(HEADER + n + n.div_ceil(2));
-        words.push(n as u64 | (plen as u64) << 32 | flags);
-        for i in 0..MAX_PREFIX / 8 {
-            words.push(head(&first[..plen], i * 8));
-        }
-        pack(&mut words, heads, if narrow_heads { 32 } else { 64 });
-        pack(&mut words, offsets, if narrow_offsets { 16 } else { 32 });
+        let mut words = vec![0u64; max_words(n)];
+        let len = build_words(
+            n,
+            |i| b.restart_key(i).ok(),
+            |i| b.restart(i).ok(),
+            &mut scratch,
+            &mut words,
+        )?;
+        words.truncate(len);
         Some(PointIndex(words.into()))
     }
 
     /// Number of restart points of the block.
     pub fn restart_count(&self) -> usize {
-        (self.0[0] & 0xffff_ffff) as usize
-    }
-
-    fn prefix_len(&self) -> usize {
-        ((self.0[0] >> 32) & 0xff) as usize
-    }
-
-    /// Bits of a head lane.
-    fn head_bits(&self) -> u32 {
-        if self.0[0] & NARROW_HEADS != 0 {
-            32
-        } else {
-            64
-        }
+        Words(&self.0).restart_count()
     }
 
     /// Bytes held (charged to the block cache).
@@ -131,7 +96,115 @@ impl PointIndex {
         16 + self.0.len() * 8
     }
 
-    fn offset(&self, i: usize) -> usize {
+    /// [`Block::get`] on `b`, the block this index was built from.
+    pub fn get(&self, b: &Block, target: &[u8]) -> Result<Option<ValueRef>, BlockError> {
+        let w = Words(&self.0);
+        let i = w.restart_at_or_before(target, |j| b.restart_key(j))?;
+        b.scan_for(w.offset(i), target)
+    }
+}
+
+/// The most words a point index of `n` restart points takes (8-byte heads, 2-byte offsets).
+fn max_words(n: usize) -> usize {
+    HEADER + n + n.div_ceil(2)
+}
+
+/// Writes the words of a point index of `n` restart points (see [`PointIndex`]) to `out`
+/// (at least [`max_words`] long) and returns how many: `key_at(i)` is restart key `i`,
+/// `off_at(i)` its offset in the block; `scratch` holds `2 * n` words. `None` when `n` is 0
+/// or a restart does not decode.
+fn build_words<'k>(
+    n: usize,
+    key_at: impl Fn(usize) -> Option<&'k [u8]>,
+    off_at: impl Fn(usize) -> Option<usize>,
+    scratch: &mut [u64],
+    out: &mut [u64],
+) -> Option<usize> {
+    if n == 0 || n > u32::MAX as usize || scratch.len() < 2 * n || out.len() < max_words(n) {
+        return None;
+    }
+    let first = key_at(0)?;
+    let last = key_at(n - 1)?;
+    // Any prefix all restart keys share will do: the heads after it order them as well.
+    let plen = first
+        .iter()
+        .zip(last)
+        .take_while(|(x, y)| x == y)
+        .count()
+        .min(MAX_PREFIX);
+    let (heads, offsets) = scratch[..2 * n].split_at_mut(n);
+    for i in 0..n {
+        heads[i] = head(key_at(i)?, plen);
+        offsets[i] = u64::from(u32::try_from(off_at(i)?).ok()?);
+    }
+    let narrow_heads = heads.windows(2).all(|w| w[0] >> 32 != w[1] >> 32);
+    let narrow_offsets = offsets.iter().all(|&o| o <= 0xffff);
+    let mut flags = 0;
+    if heads.windows(2).all(|w| w[0] != w[1]) {
+        flags |= DISTINCT_HEADS;
+    }
+    if narrow_heads {
+        flags |= NARROW_HEADS;
+        heads.iter_mut().for_each(|h| *h >>= 32);
+    }
+    if narrow_offsets {
+        flags |= NARROW_OFFSETS;
+    }
+    out[0] = n as u64 | (plen as u64) << 32 | flags;
+    for i in 0..MAX_PREFIX / 8 {
+        out[1 + i] = head(&first[..plen], i * 8);
+    }
+    let mut at = HEADER;
+    pack(out, &mut at, heads, if narrow_heads { 32 } else { 64 });
+    pack(out, &mut at, offsets, if narrow_offsets { 16 } else { 32 });
+    Some(at)
+}
+
+/// A point index's words, borrowed: a [`PointIndex`]'s, or those of a mapped table's
+/// in-memory restart heads ([`super::heads::RestartHeads`]), whose word 0 carries more
+/// bits above the ones read here (bit 42 up).
+#[derive(Clone, Copy)]
+pub(crate) struct Words<'a>(pub(crate) &'a [u64]);
+
+impl Words<'_> {
+    /// Number of restart points of the block.
+    pub(crate) fn restart_count(self) -> usize {
+        (self.0[0] & 0xffff_ffff) as usize
+    }
+
+    fn prefix_len(self) -> usize {
+        ((self.0[0] >> 32) & 0xff) as usize
+    }
+
+    /// Bits of a head lane.
+    fn head_bits(self) -> u32 {
+        if self.0[0] & NARROW_HEADS != 0 {
+            32
+        } else {
+            64
+        }
+    }
+
+    /// True when no two adjacent heads are equal.
+    pub(crate) fn distinct_heads(self) -> bool {
+        self.0[0] & DISTINCT_HEADS != 0
+    }
+
+    /// True when the offsets are 16-bit lanes (the block is under 64 KiB).
+    pub(crate) fn narrow_offsets(self) -> bool {
+        self.0[0] & NARROW_OFFSETS != 0
+    }
+
+    /// The number of words the index takes.
+    pub(crate) fn len(self) -> usize {
+        let n = self.restart_count();
+        HEADER
+            + n.div_ceil((64 / self.head_bits()) as usize)
+            + n.div_ceil((64 / self.offset_bits()) as usize)
+    }
+
+    /// Offset of restart point `i` in the block.
+    pub(crate) fn offset(self, i: usize) -> usize {
         let head_words = self
             .restart_count()
             .div_ceil((64 / self.head_bits()) as usize);
@@ -139,15 +212,16 @@ impl PointIndex {
     }
 
     /// Bits of an offset lane.
-    fn offset_bits(&self) -> u32 {
-        if self.0[0] & NARROW_OFFSETS != 0 {
+    fn offset_bits(self) -> u32 {
+        if self.narrow_offsets() {
             16
         } else {
             32
         }
     }
 
-    /// Index of the last restart point whose key is `<= target` (0 when there is none).
+    /// Index of the last restart point whose key is `<= target` (0 when there is none);
+    /// `key_at(i)` reads restart key `i` from the block (only when heads tie).
     ///
     /// Unlike [`Block::restart_before`] (`<`, which a seek needs), a point read may start at a
     /// restart point equal to its target: a read of a restart key then decodes that one entry
@@ -155,7 +229,11 @@ impl PointIndex {
     /// and 100-byte values, 2 entries scanned per get on average instead of 3). When the
     /// heads are equal the restart key itself decides, and that entry is where the scan
     /// starts, so its line is read once.
-    fn restart_at_or_before(&self, b: &Block, target: &[u8]) -> Result<usize, BlockError> {
+    pub(crate) fn restart_at_or_before<'k>(
+        self,
+        target: &[u8],
+        key_at: impl Fn(usize) -> Result<&'k [u8], BlockError>,
+    ) -> Result<usize, BlockError> {
         let n = self.restart_count();
         let plen = self.prefix_len();
         let mut prefix = [0u8; MAX_PREFIX];
@@ -178,7 +256,7 @@ impl PointIndex {
             let at_or_below = if h != th {
                 h < th
             } else {
-                !keycmp::lt(target, b.restart_key(mid)?)
+                !keycmp::lt(target, key_at(mid)?)
             };
             if at_or_below {
                 lo = mid;
@@ -188,12 +266,93 @@ impl PointIndex {
         }
         Ok(lo)
     }
+}
 
-    /// [`Block::get`] on `b`, the block this index was built from.
-    pub fn get(&self, b: &Block, target: &[u8]) -> Result<Option<ValueRef>, BlockError> {
-        let i = self.restart_at_or_before(b, target)?;
-        b.scan_for(self.offset(i), target)
+/// The point index of a data block's bytes read in place (a verified block of a mapped
+/// file) and where its entries end, or `None` when the block has no restart point or a
+/// restart does not decode (as [`PointIndex::build`]).
+pub(crate) fn build_in_place(block: &[u8]) -> Option<(InPlace, usize)> {
+    let (end, n) = restart_array(block).ok()?;
+    if n > IN_PLACE_RESTARTS {
+        return None;
     }
+    let entries = &block[..end];
+    let off_at = |i: usize| {
+        let r = u32_at(block, end.checked_add(i.checked_mul(4)?)?)? as usize;
+        (r < end).then_some(r)
+    };
+    let mut scratch = [0u64; 2 * IN_PLACE_RESTARTS];
+    let mut words = [0u64; IN_PLACE_WORDS];
+    let len = build_words(
+        n,
+        |i| restart_key_quick(entries, off_at(i)?),
+        off_at,
+        &mut scratch,
+        &mut words,
+    )?;
+    Some((InPlace { words, len }, end))
+}
+
+/// The whole key of the restart entry at `pos` of `entries` (as [`restart_key_at`], through
+/// the entry header's one-byte fast path: building a block's index reads every restart key).
+fn restart_key_quick(entries: &[u8], pos: usize) -> Option<&[u8]> {
+    let (shared, unshared, _, p) = entry_header(entries, pos).ok()?;
+    if shared != 0 {
+        return None;
+    }
+    entries.get(p..p.checked_add(unshared)?)
+}
+
+/// Most restart points of a block [`build_in_place`] indexes (the most a table's in-memory
+/// slot can hold: [`super::heads::RestartHeads`]).
+const IN_PLACE_RESTARTS: usize = 16;
+const IN_PLACE_WORDS: usize = HEADER + IN_PLACE_RESTARTS + IN_PLACE_RESTARTS / 2;
+
+/// A point index built on the stack ([`build_in_place`]): `words[..len]`.
+pub(crate) struct InPlace {
+    words: [u64; IN_PLACE_WORDS],
+    len: usize,
+}
+
+impl InPlace {
+    /// The index's words.
+    pub(crate) fn words(&self) -> &[u64] {
+        &self.words[..self.len]
+    }
+}
+
+/// [`interval_for`] through the block's point index `words` (built by [`build_in_place`]
+/// from these bytes, its entries ending at `end`): the restart array and the restart keys
+/// are not read (a restart key only when two heads tie), so a block outside the CPU caches
+/// costs the line(s) of its interval, not also its tail and its restart keys first. Every
+/// offset is checked: a range inside the entries, or an error.
+pub(crate) fn interval_in(
+    words: Words<'_>,
+    end: usize,
+    block: &[u8],
+    target: &[u8],
+) -> Result<Option<Range<usize>>, BlockError> {
+    let n = words.restart_count();
+    if n == 0 {
+        return Ok(None);
+    }
+    let entries = block
+        .get(..end)
+        .ok_or_else(|| FormatError::new(0, format!("entries end {end} past the block")))?;
+    let lo = words.restart_at_or_before(target, |j| restart_key_at(entries, words.offset(j)))?;
+    let start = words.offset(lo);
+    let stop = if lo + 1 < n {
+        words.offset(lo + 1)
+    } else {
+        end
+    };
+    if start >= stop || stop > end {
+        return Err(FormatError::new(
+            end,
+            format!("restart offsets {start}..{stop} out of order or past the entries ({end})"),
+        ));
+    }
+    Ok(Some(start..stop))
 }
 
 /// The whole key stored at the restart entry at `pos` of `entries` (a restart entry shares
