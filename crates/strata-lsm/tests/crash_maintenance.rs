@@ -121,8 +121,9 @@ struct ChildReport {
     moves: u64,
 }
 
-/// Starts the writer child for `round` (with the crash point `crash_at`, if any) and a thread
-/// that collects its report; `acked` receives a message at each acknowledgement.
+/// Starts the writer child for `round` (with the crash point `crash_at`, if any), a thread
+/// that collects its report (`acked` receives a message at each acknowledgement) and one that
+/// collects its stderr (a panic message, for the assertion that names how it ended).
 fn spawn_child(
     dir: &Path,
     round: u64,
@@ -131,6 +132,7 @@ fn spawn_child(
     std::process::Child,
     std::thread::JoinHandle<ChildReport>,
     std::sync::mpsc::Receiver<()>,
+    std::thread::JoinHandle<String>,
 ) {
     let mut cmd = Command::new(std::env::current_exe().unwrap());
     cmd.args([
@@ -144,12 +146,18 @@ fn spawn_child(
     .env("STRATA_CRASH_ROUND", round.to_string())
     .env_remove(strata_lsm::crash_point::ENV)
     .stdout(Stdio::piped())
-    .stderr(Stdio::null());
+    .stderr(Stdio::piped());
     if let Some(p) = crash_at {
         cmd.env(strata_lsm::crash_point::ENV, p);
     }
     let mut child = cmd.spawn().unwrap();
     let out = child.stdout.take().unwrap();
+    let mut err = child.stderr.take().unwrap();
+    let stderr = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = std::io::Read::read_to_string(&mut err, &mut s);
+        s
+    });
     let (tx, rx) = std::sync::mpsc::channel();
     let reader = std::thread::spawn(move || {
         let mut r = ChildReport::default();
@@ -171,11 +179,11 @@ fn spawn_child(
         }
         r
     });
-    (child, reader, rx)
+    (child, reader, rx, stderr)
 }
 
 fn load_and_kill(dir: &Path, round: u64, delay: Duration, after_first_ack: bool) -> ChildReport {
-    let (mut child, reader, rx) = spawn_child(dir, round, None);
+    let (mut child, reader, rx, _stderr) = spawn_child(dir, round, None);
     if after_first_ack {
         let _ = rx.recv_timeout(Duration::from_secs(30));
     }
@@ -188,7 +196,7 @@ fn load_and_kill(dir: &Path, round: u64, delay: Duration, after_first_ack: bool)
 /// Runs the writer with the crash point `point` (`NAME@N`) until it kills itself there;
 /// `None` when it did not reach the point within a minute (it is then killed).
 fn load_until_crash_point(dir: &Path, round: u64, point: &str) -> Option<ChildReport> {
-    let (mut child, reader, _rx) = spawn_child(dir, round, Some(point));
+    let (mut child, reader, _rx, stderr) = spawn_child(dir, round, Some(point));
     let deadline = Instant::now() + Duration::from_secs(60);
     let status: Option<ExitStatus> = loop {
         if let Some(s) = child.try_wait().unwrap() {
@@ -202,11 +210,12 @@ fn load_until_crash_point(dir: &Path, round: u64, point: &str) -> Option<ChildRe
         std::thread::sleep(Duration::from_millis(5));
     };
     let r = reader.join().unwrap();
+    let stderr = stderr.join().unwrap_or_default();
     let status = status?;
     assert_eq!(
         status.signal(),
         Some(9),
-        "{point}: the writer ended otherwise than by its crash point: {status:?}"
+        "{point}: the writer ended otherwise than by its crash point: {status:?}; its stderr:\n{stderr}"
     );
     Some(r)
 }
