@@ -386,6 +386,11 @@ impl Table {
     /// ```
     pub fn put_as<T: serde::Serialize + ?Sized>(&self, value: &T) -> Result<()> {
         let (k, v) = self.encode_value(value)?;
+        self.put_encoded(k, v)
+    }
+
+    /// Writes one encoded item (key and value bytes), replacing any item with the key.
+    fn put_encoded(&self, k: Vec<u8>, v: Vec<u8>) -> Result<()> {
         let mut b = WriteBatch::new();
         b.put(k, v);
         Ok(self.gated_write(b)??)
@@ -394,12 +399,19 @@ impl Table {
     /// The item with `key`, if any, decoded straight into `T` (see [`crate::item_serde`]);
     /// [`Error::ItemType`] when the stored item does not fit `T`.
     pub fn get_as<T: serde::de::DeserializeOwned>(&self, key: &Key) -> Result<Option<T>> {
+        self.get_decoded(key, |v| from_item_bytes(v))
+    }
+
+    /// The item with `key`, if any, decoded by `decode` from the engine's own bytes (a mapped
+    /// block, a cached block or the memtable), not a copy; the key built in the thread's
+    /// reused buffer ([`Table::with_key_bytes`]).
+    #[inline]
+    fn get_decoded<T>(&self, key: &Key, decode: impl Fn(&[u8]) -> Result<T>) -> Result<Option<T>> {
         self.with_key_bytes(key, |k| {
-            // Decoded from the engine's own bytes (a cached block or the memtable), not a copy.
             let mut out = None;
             self.db
                 .engine
-                .get_borrowed(k, &mut |v| out = Some(from_item_bytes(v)))?;
+                .get_borrowed(k, &mut |v| out = Some(decode(v)))?;
             self.check_live()?;
             out.transpose()
         })
@@ -418,9 +430,7 @@ impl Table {
     /// Stores `item`, replacing any item with the same key.
     pub fn put(&self, item: &Item) -> Result<()> {
         let (k, v) = self.encode_item(item)?;
-        let mut b = WriteBatch::new();
-        b.put(k, v);
-        Ok(self.gated_write(b)??)
+        self.put_encoded(k, v)
     }
 
     /// Stores `item` only if no item has its key yet, atomically with the write; otherwise
@@ -467,15 +477,7 @@ impl Table {
 
     /// The item with `key`, if any.
     pub fn get(&self, key: &Key) -> Result<Option<Item>> {
-        self.with_key_bytes(key, |k| {
-            // Decoded from the engine's own bytes (a cached block or the memtable), not a copy.
-            let mut out = None;
-            self.db
-                .engine
-                .get_borrowed(k, &mut |v| out = Some(decode_item(v)))?;
-            self.check_live()?;
-            out.transpose()
-        })
+        self.get_decoded(key, decode_item)
     }
 
     /// Deletes the item with `key` (no error when there is none).
