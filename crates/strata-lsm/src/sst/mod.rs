@@ -4,9 +4,11 @@
 pub mod block;
 pub mod bloom;
 pub mod cache;
+mod format;
 pub(crate) mod heads;
 pub mod index;
 pub mod iter;
 pub mod keycmp;
 pub mod point;
 pub mod table;
+mod writer;
