@@ -19,7 +19,7 @@
 //!
 //! Numbers beyond the `f64` range (`1e400`) are refused, never turned into infinities (JSON has
 //! none; an infinity or NaN is written with `bits`). Tuples nest at most
-//! [`MAX_DEPTH`](crate::MAX_DEPTH) levels.
+//! [`MAX_DEPTH`] levels.
 //!
 //! **Keys with their orders** ([`key_to_json`], [`key_from_json`]): a top-level typed object may
 //! also carry `"desc": true` (the element is stored descending) and `"nulls": "last"` (a NULL

@@ -56,7 +56,7 @@ pub const UUID: u8 = 0x30;
 const ESCAPE: u8 = 0xff;
 
 /// Deepest nesting of tuples accepted (encode and decode): the crate-wide
-/// [`MAX_DEPTH`](crate::MAX_DEPTH).
+/// [`MAX_DEPTH`].
 pub use crate::value::MAX_DEPTH;
 
 const NAME: &str = "fdb";
