@@ -12,18 +12,40 @@
 //! incompressible values, one thread, the same cache budget for every engine.
 //! `LSM_BENCH_SHAPE=1`: Strata's child also prints its LSM shape (L0 files, sorted runs,
 //! files per level, memtable bytes) before and after readrandom, as `note` lines.
+//!
+//! **fillsync runs in rotated rounds** (since session 16; `--sync-rounds R`, default 20).
+//! The engines' children run one after another, each in its own process; each runs its
+//! phases up to readseq exactly as before and then waits, its database open. When all wait,
+//! the parent runs the fillsync phase as R rounds: in round r every engine makes its
+//! `max(N/1000, 1000) / R` synced writes (the rounds differ by at most one write), one engine
+//! at a time, in the engines' order rotated left by r; then each child in turn finishes
+//! (fillsync notes, fillrandom) while the others wait. The row is every round's writes over
+//! every round's time, per engine; a `note` per engine gives Strata's rate divided by the
+//! engine's in each round. Why: a synced write costs every engine one data write and one
+//! device cache flush (docs/bench/lsm.md, "Session 15"), and the host's flush time drifts
+//! over seconds (~100 µs to ~4 ms here, as other processes' I/O comes and goes). Run as one
+//! block per engine, tens of seconds apart, the phase ranked the engines by the drift
+//! between their blocks (at 10^5: 1.08×, 0.84×, 1.05× fjall in three quiet runs). In rounds,
+//! all engines' writes of a round fall within one short window (tens of ms at ~100 µs per
+//! write) and a drift slower than a round is shared by every engine; the rotation moves
+//! each engine through every place in the order, so none always follows the same engine's
+//! flushes. The same rule for every engine. The database stays open in the child that
+//! loaded it (reopening would change the peers' state: fjall reopened pays an inode write
+//! per synced write, 3.00 device writes per synced write against 2.06 in the process that
+//! loaded it). The waiting children's engines may run background work while later engines
+//! run their phases: a `note` gives the CPU each used while it waited (0.00 s at 2·10^4).
+//! `--child E` alone runs every phase of E, fillsync inline as one round.
+//!
 //! Every child prints the fillsync writes' latency spread (first, quantiles, max) as a `note`.
 //! `LSM_BENCH_DISKSTAT=/sys/block/<dev>/stat`: every child also prints, as a `note`, the
 //! device's write requests, sectors written and cache flushes per fillsync write (the deltas
-//! of that file across the phase, whole device: other processes' I/O counts too).
+//! of that file across the engine's rounds, whole device: other processes' I/O counts too).
 
-use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::process::Command;
-use std::time::Instant;
 
 mod child;
 mod engines;
+mod fillsync;
 mod notes;
 mod report;
 
@@ -49,9 +71,13 @@ fn main() {
         .map(|s| s.parse::<usize>().expect("--cache-mb MB"))
         .unwrap_or(256)
         << 20;
+    let rounds: u64 = arg("--sync-rounds")
+        .map(|s| s.parse().expect("--sync-rounds R"))
+        .unwrap_or(fillsync::DEFAULT_ROUNDS);
     let base = PathBuf::from(arg("--dir").unwrap_or_else(|| "target/bench-lsm".into()));
     if let Some(engine) = arg("--child") {
-        child::child(&engine, &base, n, cache);
+        let serve = args.iter().any(|a| a == "--serve-fillsync");
+        child::child(&engine, &base, n, cache, serve);
         return;
     }
     let mut default_engines = vec!["strata", "strata-256", "fjall", "redb", "lmdb", "sled"];
@@ -64,46 +90,18 @@ fn main() {
         None => default_engines.iter().map(|s| s.to_string()).collect(),
     };
     let exe = std::env::current_exe().expect("exe");
-    // results[engine][phase] = (ops, seconds)
-    let mut results = report::Results::new();
-    let mut notes = Vec::new();
-    let mut wall = BTreeMap::new();
-    for e in &engines {
-        let en = if e == "kstone" { kstone_n } else { n };
-        eprintln!("running {e} with {en} entries ...");
-        let t = Instant::now();
-        let out = Command::new(&exe)
-            .args([
-                "--child",
-                e,
-                "--n",
-                &en.to_string(),
-                "--cache-mb",
-                &(cache >> 20).to_string(),
-            ])
-            .arg("--dir")
-            .arg(&base)
-            .output()
-            .expect("spawn child");
-        wall.insert(e.clone(), t.elapsed().as_secs_f64());
-        if !out.status.success() {
-            eprintln!("{e} failed: {}", String::from_utf8_lossy(&out.stderr));
-            continue;
-        }
-        let r = results.entry(e.clone()).or_default();
-        for line in String::from_utf8_lossy(&out.stdout).lines() {
-            let parts: Vec<&str> = line.split_whitespace().collect();
-            if parts.first() == Some(&"note") {
-                notes.push(format!("{e}: {}", parts[1..].join(" ")));
-                continue;
-            }
-            if let [phase, ops, secs] = parts[..] {
-                r.insert(
-                    phase.to_string(),
-                    (ops.parse().unwrap_or(0), secs.parse().unwrap_or(0.0)),
-                );
-            }
-        }
-    }
-    report::print(n, kstone_n, cache, &engines, &results, &wall, &notes);
+    let sized: Vec<(String, u64)> = engines
+        .iter()
+        .map(|e| (e.clone(), if e == "kstone" { kstone_n } else { n }))
+        .collect();
+    let out = fillsync::run(&exe, &base, &sized, cache, rounds);
+    report::print(
+        n,
+        kstone_n,
+        cache,
+        &engines,
+        &out.results,
+        &out.wall,
+        &out.notes,
+    );
 }

@@ -49,7 +49,8 @@ pub fn latency_note(lat: &[f64]) -> String {
     let q = |f: f64| s.get(((s.len() as f64 * f) as usize).min(s.len().saturating_sub(1)));
     let total: f64 = lat.iter().sum();
     let slow: Vec<f64> = lat.iter().copied().filter(|&l| l > 1000.0).collect();
-    let slow_sum: f64 = slow.iter().sum();
+    // A fold from +0.0: an empty `sum()` of floats is -0.0, printed "-0%".
+    let slow_sum: f64 = slow.iter().fold(0.0, |a, b| a + b);
     format!(
         "fillsync µs per write: first {:.0}, p50 {:.0}, p90 {:.0}, p99 {:.0}, max {:.0}; {} of {} over 1 ms ({:.0}% of the phase)",
         lat.first().copied().unwrap_or(0.0),
