@@ -21,11 +21,15 @@ pub const FLUSH_SYNCED: &str = "flush.ssts-synced";
 /// Flush: the manifest edit (files added, new log number) is synced; the older WALs, which
 /// the edit made obsolete, are not deleted yet.
 pub const FLUSH_LOGGED: &str = "flush.manifest-logged";
-/// Compaction (and intra-L0 merge): the outputs and the directory are synced; the manifest
-/// still lists the inputs only.
+/// Compaction: one job of a round (a merge, intra-L0 merge or trivial move of one stripe) has
+/// written its outputs, not yet synced; the manifest lists neither them nor the outputs of the
+/// round's earlier jobs, and every input is still live. Reached after each job of a round.
+pub const COMPACT_JOB_WRITTEN: &str = "compact.job-written";
+/// Compaction (and intra-L0 merge): every output of the round's jobs and the directory are
+/// synced; the manifest still lists the inputs only.
 pub const COMPACT_SYNCED: &str = "compact.outputs-synced";
-/// Compaction: the manifest edit (inputs removed, outputs added) is synced; the inputs are
-/// not marked obsolete (deleted) yet.
+/// Compaction: the round's manifest record (every job's inputs removed, outputs added) is
+/// synced; the inputs are not marked obsolete (deleted) yet.
 pub const COMPACT_LOGGED: &str = "compact.manifest-logged";
 /// A new manifest (a snapshot of the state) is written and synced; `CURRENT` still names the
 /// old one. Reached when a read-write open starts its manifest and when the live manifest is
@@ -43,9 +47,10 @@ pub const OPEN_L0_SYNCED: &str = "open.l0-synced";
 /// the older WALs, manifests and unlisted SSTs are not deleted yet.
 pub const OPEN_MANIFEST_CURRENT: &str = "open.manifest-current";
 /// Every crash point.
-pub const ALL: [&str; 9] = [
+pub const ALL: [&str; 10] = [
     FLUSH_SYNCED,
     FLUSH_LOGGED,
+    COMPACT_JOB_WRITTEN,
     COMPACT_SYNCED,
     COMPACT_LOGGED,
     MANIFEST_WRITTEN,

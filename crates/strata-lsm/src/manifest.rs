@@ -1,7 +1,7 @@
 //! The manifest: the live set of files as an append-only log of edits.
 //!
 //! File `MANIFEST-{number:06}` = magic `STRMAN01` + records framed by [`crate::record`]; each
-//! record is one atomic group of edits (a flush or a compaction). `CURRENT` holds the name of
+//! record is one atomic group of edits (a flush or a round of compactions). `CURRENT` holds the name of
 //! the live manifest followed by a newline; it is replaced atomically (write `CURRENT.tmp`,
 //! fsync, rename, fsync the directory). A new manifest starts with a snapshot of the state.
 //!

@@ -103,8 +103,8 @@ fn crash_child() {
         if batch.is_multiple_of(16) {
             let w = e.stats().expect("stats").written;
             println!(
-                "maint {} {} {} {}",
-                w.flushed_bytes, w.compactions, w.l0_merges, w.moves
+                "maint {} {} {} {} {}",
+                w.flushed_bytes, w.compactions, w.l0_merges, w.moves, w.compaction_rounds
             );
         }
     }
@@ -119,6 +119,9 @@ struct ChildReport {
     compactions: u64,
     l0_merges: u64,
     moves: u64,
+    /// Manifest records of compaction rounds (fewer than compactions + moves when a round
+    /// took jobs of several stripes).
+    rounds: u64,
 }
 
 /// Starts the writer child for `round` (with the crash point `crash_at`, if any), a thread
@@ -169,11 +172,12 @@ fn spawn_child(
                 let _ = tx.send(());
             } else if let Some(m) = l.strip_prefix("maint ") {
                 let v: Vec<u64> = m.split(' ').filter_map(|x| x.parse().ok()).collect();
-                if let [f, c, l0, mv] = v[..] {
+                if let [f, c, l0, mv, rounds] = v[..] {
                     r.flushed = r.flushed.max(f);
                     r.compactions = r.compactions.max(c);
                     r.l0_merges = r.l0_merges.max(l0);
                     r.moves = r.moves.max(mv);
+                    r.rounds = r.rounds.max(rounds);
                 }
             }
         }
@@ -283,6 +287,7 @@ fn kill_9_during_flush_and_compaction_keeps_every_acknowledged_batch() {
         totals.compactions += r.compactions;
         totals.l0_merges += r.l0_merges;
         totals.moves += r.moves;
+        totals.rounds += r.rounds;
     }
     eprintln!("{rounds} rounds in {:?}: {totals:?}", started.elapsed());
     // The kills must have hit a writer whose maintenance was busy.

@@ -72,4 +72,51 @@ fn counters_add_up_to_the_files_written() {
     let after = e.stats().unwrap().written.since(&w);
     assert_eq!(after.compacted_bytes, e.stats().unwrap().sst_bytes);
     assert_eq!(after.compaction_input_bytes, s.sst_bytes);
+    // One record per stripe there (a full compaction commits each stripe on its own).
+    assert_eq!(after.compaction_rounds, after.compactions, "{after:?}");
+}
+
+/// Every flush adds an L0 file to each stripe, so the stripes reach their L0 trigger in the
+/// same flush: one round then takes a job of each, made durable by one manifest record (one
+/// directory fsync, one manifest fsync) instead of one per job. What the jobs wrote is all
+/// there after a reopen.
+#[test]
+fn a_round_commits_the_jobs_of_several_stripes_in_one_record() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = LsmEngine::open(dir.path(), small()).unwrap();
+    let mut model = std::collections::BTreeMap::new();
+    let mut x: u64 = 7;
+    for round in 0..40u32 {
+        let mut b = WriteBatch::new();
+        for _ in 0..200 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let k = format!("k{:06}", (x >> 33) % 5000).into_bytes();
+            let v = vec![round as u8; 40];
+            model.insert(k.clone(), v.clone());
+            b.put(k, v);
+        }
+        e.write(b).unwrap();
+    }
+    e.flush().unwrap();
+    e.wait_for_compactions().unwrap();
+    let w = e.stats().unwrap().written;
+    let jobs = w.compactions + w.moves;
+    assert!(w.compaction_rounds > 0, "{w:?}");
+    assert!(
+        w.compaction_rounds < jobs,
+        "{jobs} jobs in {} manifest records: no round took two jobs ({w:?})",
+        w.compaction_rounds
+    );
+    e.close().unwrap();
+    let e = LsmEngine::open(dir.path(), small()).unwrap();
+    let snap = e.snapshot().unwrap();
+    let got: std::collections::BTreeMap<Vec<u8>, Vec<u8>> = snap
+        .range(strata_lsm::KeyRange::all(), strata_lsm::Direction::Forward)
+        .unwrap()
+        .map(|r| r.unwrap())
+        .collect();
+    assert_eq!(got, model);
+    e.close().unwrap();
 }

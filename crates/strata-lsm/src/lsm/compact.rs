@@ -5,17 +5,18 @@
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
+use super::flush::Unsynced;
 use super::inner::Inner;
-use super::maint::Maint;
+use super::round::{Done, Kind, RoundLimit};
 use super::version::{overlapping, FileRef, Levels, StripeVersion};
 use crate::crash_point;
 use crate::engine::Direction;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::iter::{LevelSource, MergeIter};
-use crate::manifest::{Edit, LEVELS};
+use crate::manifest::LEVELS;
 use crate::options::LsmOptions;
 use crate::sst::table::{sst_name, Source, SstWriter, Table, TableIter};
-use crate::sync::{read, write};
+use crate::sync::read;
 
 /// What decides when a stripe needs a compaction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -146,43 +147,77 @@ fn whole_level(files: &[Arc<Table>]) -> Box<dyn Source> {
 }
 
 impl Inner {
-    /// Runs one compaction job somewhere; false when no stripe needs one.
+    /// Runs one round of compaction jobs (see [`super::round`]): at most one job per stripe,
+    /// stripes taken round-robin, until the round is full or frozen memtables wait for their
+    /// flush; all of them made durable by one manifest record. False when no stripe needs
+    /// a compaction.
     pub fn compact_one(&self) -> Result<bool> {
         self.with_maint(|m| {
             let versions = read(&self.state).versions.clone();
             let policy = CompactionPolicy::of(&self.opts);
+            let limit = RoundLimit::of(self.opts.sst_target_bytes);
             let n = versions.len();
+            let first = m.rr;
+            let mut done: Vec<Done> = Vec::new();
+            let mut r = Ok(());
             for i in 0..n {
-                let s = (m.rr + i) % n;
-                if let Some(job) = pick_compaction(&versions[s], &policy, &m.compact_ptr[s]) {
-                    m.rr = (s + 1) % n;
-                    if let Some(p) = job.next_ptr.clone() {
-                        m.compact_ptr[s][job.upper_level] = p;
-                    }
-                    let r = self.run_job(m, s, &versions[s], job);
-                    // The replaced files' last references are often these (deleting them
-                    // can block): dropped on the reaper thread, not under the lock.
-                    m.reaper.bury(versions);
-                    if let Err(e) = &r {
-                        self.poison(e);
-                    }
-                    return r.map(|()| true);
+                if !done.is_empty()
+                    && (limit.full(&done) || self.has_frozen.load(Ordering::Acquire))
+                {
+                    break;
                 }
+                let s = (first + i) % n;
+                let Some(job) = pick_compaction(&versions[s], &policy, &m.compact_ptr[s]) else {
+                    continue;
+                };
+                m.rr = (s + 1) % n;
+                if let Some(p) = job.next_ptr.clone() {
+                    m.compact_ptr[s][job.upper_level] = p;
+                }
+                match self.run_job(s, &versions[s], job) {
+                    Ok(d) => done.push(d),
+                    Err(e) => {
+                        r = Err(e);
+                        break;
+                    }
+                }
+                crash_point::reached(crash_point::COMPACT_JOB_WRITTEN);
             }
-            Ok(false)
+            let any = !done.is_empty();
+            let r = r.and_then(|()| self.commit_round(m, done));
+            // The replaced files' last references are often these (deleting them can
+            // block): dropped on the reaper thread, not under the lock.
+            m.reaper.bury(versions);
+            if let Err(e) = &r {
+                self.poison(e);
+            }
+            r.map(|()| any)
         })
     }
 
-    /// Merges the job's inputs into new files of the output level and installs them.
-    fn run_job(
-        &self,
-        m: &mut Maint,
-        s: usize,
-        v: &StripeVersion,
-        job: CompactionJob<Arc<Table>>,
-    ) -> Result<()> {
+    /// Merges (or moves) the job's inputs into files of the output level, not yet synced
+    /// nor in the manifest.
+    fn run_job(&self, s: usize, v: &StripeVersion, job: CompactionJob<Arc<Table>>) -> Result<Done> {
+        let removed: Vec<(usize, Arc<Table>)> = job
+            .upper
+            .iter()
+            .map(|t| (job.upper_level, Arc::clone(t)))
+            .chain(job.lower.iter().map(|t| (job.out_level, Arc::clone(t))))
+            .collect();
         if job.lower.is_empty() && job.out_level > job.upper_level && disjoint(&job.upper) {
-            return self.move_down(m, s, job.upper, job.upper_level, job.out_level);
+            // A trivial move (LevelDB's): files that overlap nothing of the output level nor
+            // each other go down by a manifest edit (remove at `from`, add at `to`, same
+            // file), without being rewritten. Sequential loads then write each key once
+            // more, not once per level. Tombstones go down with their file (a merge at the
+            // bottom would have dropped them).
+            let added = job.upper.into_iter().map(|t| (job.out_level, t)).collect();
+            return Ok(Done {
+                stripe: s,
+                removed,
+                added,
+                unsynced: Vec::new(),
+                kind: Kind::Move,
+            });
         }
         let bottom = (job.out_level + 1..LEVELS).all(|l| v.levels[l].is_empty());
         let mut sources: Vec<Box<dyn Source>> = Vec::new();
@@ -192,135 +227,50 @@ impl Inner {
             sources.push(whole_level(&job.upper));
         }
         sources.push(whole_level(&job.lower));
-        let removed: Vec<(usize, Arc<Table>)> = job
-            .upper
-            .iter()
-            .map(|t| (job.upper_level, Arc::clone(t)))
-            .chain(job.lower.iter().map(|t| (job.out_level, Arc::clone(t))))
-            .collect();
-        self.merge_into(m, s, sources, bottom, job.out_level, removed)
+        self.merge_job(s, sources, bottom, job.out_level, removed)
     }
 
-    /// A trivial move (LevelDB's): files that overlap nothing of the output level nor each
-    /// other go down by a manifest edit (remove at `from`, add at `to`, same file), without
-    /// being rewritten. Sequential loads then write each key once more, not once per level.
-    /// Tombstones go down with their file (a merge at the bottom would have dropped them).
-    fn move_down(
+    /// Merges `sources` into new files of `out_level` of stripe `s`, which replace the
+    /// `removed` files once the round is committed.
+    fn merge_job(
         &self,
-        m: &mut Maint,
-        s: usize,
-        files: Vec<Arc<Table>>,
-        from: usize,
-        to: usize,
-    ) -> Result<()> {
-        let stripe = s as u32;
-        let mut edits: Vec<Edit> = files
-            .iter()
-            .map(|t| Edit::RemoveFile {
-                stripe,
-                level: from as u8,
-                id: t.meta.id,
-            })
-            .collect();
-        edits.extend(files.iter().map(|t| Edit::AddFile {
-            stripe,
-            level: to as u8,
-            meta: t.meta.clone(),
-        }));
-        m.log_and_apply(edits)?;
-        self.written
-            .moved(files.iter().map(|t| t.meta.size).sum::<u64>());
-        {
-            let mut st = write(&self.state);
-            let mut nv = (*st.versions[s]).clone();
-            for t in &files {
-                nv.remove(from, t.meta.id);
-            }
-            for t in files {
-                nv.add(to, t);
-            }
-            st.versions[s] = Arc::new(nv);
-            self.update_l0_max(&st);
-        }
-        self.stall_cv.notify_all();
-        m.maybe_roll(self.fs.as_ref(), &self.dir, &self.next_file)
-    }
-
-    /// Merges `sources` into new files of `out_level` of stripe `s`, then replaces the
-    /// `removed` files by them in the manifest and in the stripe's version.
-    fn merge_into(
-        &self,
-        m: &mut Maint,
         s: usize,
         sources: Vec<Box<dyn Source>>,
         bottom: bool,
         out_level: usize,
         removed: Vec<(usize, Arc<Table>)>,
-    ) -> Result<()> {
-        let outputs = self.write_merged(s as u32, sources, bottom)?;
-        if !outputs.is_empty() {
-            self.fs.sync_dir(&self.dir).map_err(Error::io(&self.dir))?;
-        }
-        let mut edits = Vec::new();
-        for (level, t) in &removed {
-            edits.push(Edit::RemoveFile {
-                stripe: s as u32,
-                level: *level as u8,
-                id: t.meta.id,
-            });
-        }
-        for t in &outputs {
-            edits.push(Edit::AddFile {
-                stripe: s as u32,
-                level: out_level as u8,
-                meta: t.meta.clone(),
-            });
-        }
-        edits.push(Edit::NextFile(self.next_file.load(Ordering::SeqCst)));
-        crash_point::reached(crash_point::COMPACT_SYNCED);
-        m.log_and_apply(edits)?;
-        crash_point::reached(crash_point::COMPACT_LOGGED);
-        self.written.compacted(
-            removed.iter().map(|(_, t)| t.meta.size).sum(),
-            outputs.iter().map(|t| t.meta.size).sum(),
-            out_level == 0,
-        );
-        {
-            let mut st = write(&self.state);
-            let mut nv = (*st.versions[s]).clone();
-            for (level, t) in &removed {
-                nv.remove(*level, t.meta.id);
-            }
-            for t in outputs {
-                nv.add(out_level, t);
-            }
-            st.versions[s] = Arc::new(nv);
-            self.update_l0_max(&st);
-        }
-        for (_, t) in removed {
-            t.mark_obsolete();
-        }
-        self.stall_cv.notify_all();
-        m.maybe_roll(self.fs.as_ref(), &self.dir, &self.next_file)
+    ) -> Result<Done> {
+        let (outputs, unsynced) = self.write_merged(s as u32, sources, bottom)?;
+        Ok(Done {
+            stripe: s,
+            removed,
+            added: outputs.into_iter().map(|t| (out_level, t)).collect(),
+            unsynced,
+            kind: Kind::Merge {
+                to_l0: out_level == 0,
+            },
+        })
     }
 
-    /// Writes the merge of `sources` as SSTs of `sst_target_bytes` each (synced); drops
-    /// tombstones when the outputs are the bottom of the stripe.
+    /// Writes the merge of `sources` as SSTs of `sst_target_bytes` each (not synced: the
+    /// round syncs them); drops tombstones when the outputs are the bottom of the stripe.
     fn write_merged(
         &self,
         stripe: u32,
         sources: Vec<Box<dyn Source>>,
         bottom: bool,
-    ) -> Result<Vec<Arc<Table>>> {
+    ) -> Result<(Vec<Arc<Table>>, Vec<Unsynced>)> {
         let mut merge = MergeIter::new(sources, Direction::Forward);
         if !bottom {
             merge = merge.keep_tombstones();
         }
         let mut outputs: Vec<Arc<Table>> = Vec::new();
+        let mut unsynced: Vec<Unsynced> = Vec::new();
         let mut w: Option<SstWriter> = None;
-        let finish = |w: SstWriter, outputs: &mut Vec<Arc<Table>>| -> Result<()> {
-            let meta = w.finish()?;
+        let mut finish = |w: SstWriter, outputs: &mut Vec<Arc<Table>>| -> Result<()> {
+            let (meta, file) = w.finish_unsynced()?;
             let path = self.dir.join(sst_name(stripe, meta.id));
+            unsynced.push((path.clone(), file));
             outputs.push(Arc::new(
                 Table::open(Arc::clone(&self.fs), &path, meta, Arc::clone(&self.cache))?
                     .with_mapped_reads(self.opts.mmap_reads),
@@ -350,7 +300,7 @@ impl Inner {
         if let Some(done) = w.take() {
             finish(done, &mut outputs)?;
         }
-        Ok(outputs)
+        Ok((outputs, unsynced))
     }
 
     /// Merges every file of every stripe into the last level, dropping tombstones.
@@ -371,7 +321,9 @@ impl Inner {
                     sources.push(whole_level(&v.levels[level]));
                     removed.extend(v.levels[level].iter().map(|t| (level, Arc::clone(t))));
                 }
-                let r = self.merge_into(m, s, sources, true, LEVELS - 1, removed);
+                let r = self
+                    .merge_job(s, sources, true, LEVELS - 1, removed)
+                    .and_then(|d| self.commit_round(m, vec![d]));
                 m.reaper.bury(v);
                 if let Err(e) = &r {
                     self.poison(e);

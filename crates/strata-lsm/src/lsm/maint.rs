@@ -155,6 +155,7 @@ pub(super) struct WriteCounters {
     l0_merges: AtomicU64,
     moved_bytes: AtomicU64,
     moves: AtomicU64,
+    rounds: AtomicU64,
 }
 
 /// The bytes written by flushes and compactions (a snapshot of the counters).
@@ -174,6 +175,10 @@ pub struct Written {
     pub moved_bytes: u64,
     /// Trivial moves (each one job, one or more files).
     pub moves: u64,
+    /// Manifest records written for compactions and moves: one per round of jobs (each
+    /// round one directory fsync and one manifest fsync), so `compactions + moves` over
+    /// `compaction_rounds` is the jobs per round.
+    pub compaction_rounds: u64,
 }
 
 impl Written {
@@ -196,6 +201,7 @@ impl Written {
             l0_merges: self.l0_merges - earlier.l0_merges,
             moved_bytes: self.moved_bytes - earlier.moved_bytes,
             moves: self.moves - earlier.moves,
+            compaction_rounds: self.compaction_rounds - earlier.compaction_rounds,
         }
     }
 }
@@ -208,6 +214,7 @@ static PROCESS: WriteCounters = WriteCounters {
     l0_merges: AtomicU64::new(0),
     moved_bytes: AtomicU64::new(0),
     moves: AtomicU64::new(0),
+    rounds: AtomicU64::new(0),
 };
 
 /// What every engine of this process has written by flushes and compactions so far (for
@@ -250,6 +257,13 @@ impl WriteCounters {
         });
     }
 
+    /// A round of compaction jobs was made durable by one manifest record.
+    pub fn round(&self) {
+        self.both(|c| {
+            c.rounds.fetch_add(1, Ordering::Relaxed);
+        });
+    }
+
     /// The counters now.
     pub fn snapshot(&self) -> Written {
         Written {
@@ -260,6 +274,7 @@ impl WriteCounters {
             l0_merges: self.l0_merges.load(Ordering::Relaxed),
             moved_bytes: self.moved_bytes.load(Ordering::Relaxed),
             moves: self.moves.load(Ordering::Relaxed),
+            compaction_rounds: self.rounds.load(Ordering::Relaxed),
         }
     }
 }

@@ -10,6 +10,7 @@
 //! | `flush` | writing frozen memtables as L0 SSTs and retiring old WALs |
 //! | `maint` | the manifest writer and its state: applying and logging edits, rolling |
 //! | `compact` | picking compactions (a pure function) and running them |
+//! | `round` | committing a round of compaction jobs: one directory fsync, one manifest record |
 //! | `snapshot` | consistent read views and their iterators |
 //! | `recover` | opening a directory: manifest, SSTs, WAL replay |
 //! | `background` | the background flush/compaction thread |
@@ -35,6 +36,7 @@ mod flush;
 mod inner;
 mod maint;
 mod recover;
+mod round;
 mod snapshot;
 mod version;
 mod write;
