@@ -60,12 +60,10 @@ pub struct LsmOptions {
     pub level1_bytes: u64,
     /// Run flush and compaction on background threads (false: only when asked, for tests).
     pub background: bool,
-    /// Read single SST blocks (point reads, seeks, and every block of a read with an upper
-    /// bound such as a table Query, when they miss the block cache) through a read-only
-    /// memory map of each SST instead of a `pread` system call per block (or per run of a
-    /// few blocks). Unbounded scans (which read ahead in runs of up to 256 KiB), whole-file
-    /// checks and opening an SST still use `pread`. Every block's checksum is checked either
-    /// way.
+    /// Read SST blocks (point reads, seeks, Queries and scans) through a read-only memory map
+    /// of each SST instead of a `pread` system call per block (or per run of a few blocks).
+    /// Compaction inputs (read ahead in runs of up to 256 KiB), whole-file checks and opening
+    /// an SST still use `pread`. Every block's checksum is checked either way.
     ///
     /// Default `true` (as LevelDB does on 64-bit systems): a cold point read costs about a
     /// quarter less CPU (`docs/bench/lsm-cold3.md`). The price, as for every mapped-file
@@ -79,9 +77,9 @@ pub struct LsmOptions {
     /// entering the block cache is), not on every later copy out of the map: bytes that change
     /// under a live database (another program writing the SST, a medium returning other bytes
     /// when an evicted page is read in again) are caught at the next open or `check`. With
-    /// `false`, every read from the file checks its block. A point read of a mapped SST
-    /// searches its block where it lies and neither asks nor fills the block cache (seeks and
-    /// scans still do).
+    /// `false`, every read from the file checks its block. Reads of a mapped SST (point reads
+    /// and iterators) use its blocks where they lie and neither ask nor fill the block cache;
+    /// the cache serves unmapped files.
     pub mmap_reads: bool,
     /// Size at which the manifest (the log of flushes and compactions) is rolled over: a new
     /// manifest holding a snapshot of the state is written and synced, `CURRENT` is switched

@@ -5,7 +5,7 @@
 //! workload's instructions.
 //!
 //! ```text
-//! tables_prof --dir D [--parts P] [--per N] --phase load|get|query|range|scan --ops K [--typed]
+//! tables_prof --dir D [--parts P] [--per N] --phase load|compact|get|query|range|scan|scan4 --ops K [--typed]
 //!             [--lt] [--pages]
 //!             [--cache-mb M] [--warm G]
 //! ```
@@ -16,6 +16,9 @@
 //! each query's page instead (`query_as` / `query`, what this harness did before session 9).
 //! `--cache-mb` sets the block cache (default
 //! 64 MiB); `--warm G` runs G random gets first (as the benchmark's get phase does before its queries), not profiled.
+//! `compact` flushes and fully compacts the database in `D` (as the `tables` benchmark does after
+//! its load; a `load` leaves what background compaction reached). `scan4` scans the table as
+//! 4 segments on 4 threads (the benchmark's 4-segment scan; callgrind counts the main thread).
 //! The database in `D` is built on first use and reused (delete `D` to rebuild); `load`
 //! always builds a fresh one in `D`.
 
@@ -147,18 +150,30 @@ fn prof_range(t: &Table, parts: usize, ops: usize, typed: bool, lt: bool) -> usi
 
 #[inline(never)]
 fn prof_scan(t: &Table, typed: bool) -> usize {
-    // Streamed, as the `tables` benchmark scans (one snapshot, each row dropped in turn).
+    prof_scan_segment(t, &Scan::all(), typed)
+}
+
+/// One segment of a scan, streamed as the `tables` benchmark scans (one snapshot, each row
+/// dropped in turn).
+#[inline(never)]
+fn prof_scan_segment(t: &Table, s: &Scan, typed: bool) -> usize {
     let mut n = 0;
     if typed {
-        for r in t.scan_rows_as::<Row>(&Scan::all()).expect("scan") {
+        for r in t.scan_rows_as::<Row>(s).expect("scan") {
             n += r.expect("row").body.len().min(1);
         }
     } else {
-        for r in t.scan_rows(&Scan::all()).expect("scan") {
+        for r in t.scan_rows(s).expect("scan") {
             n += r.expect("row").len().min(1);
         }
     }
     n
+}
+
+/// The benchmark's 4-segment scan: segment `i` of 4 on thread `i`.
+#[inline(never)]
+fn prof_scan4(t: &Table, typed: bool) -> usize {
+    strata_bench::parallel_sum(4, |i| prof_scan_segment(t, &Scan::segment(i, 4), typed))
 }
 
 /// Random point gets that fill the block cache (outside the profiled functions).
@@ -233,6 +248,11 @@ fn main() {
         "query" => prof_query(&t, parts, ops, typed),
         "range" => prof_range(&t, parts, ops, typed, args.iter().any(|a| a == "--lt")),
         "scan" => prof_scan(&t, typed),
+        "scan4" => prof_scan4(&t, typed),
+        "compact" => {
+            db.compact().expect("compact");
+            0
+        }
         other => panic!("unknown phase {other}"),
     };
     let wall = t0.elapsed().as_secs_f64();

@@ -33,6 +33,9 @@ pub struct DbIter<I = Box<dyn InternalIter>> {
     dir: Direction,
     valid: bool,
     keep_tombstones: bool,
+    /// `inner` yields no key outside the range (see [`DbIter::inner_in_range`]): the bound
+    /// checks of each step are skipped.
+    in_range: bool,
 }
 
 impl<I: InternalIter> DbIter<I> {
@@ -55,7 +58,17 @@ impl<I: InternalIter> DbIter<I> {
             dir,
             valid: false,
             keep_tombstones: false,
+            in_range: false,
         }
+    }
+
+    /// Declares that `inner` yields no key outside the range, however it is positioned (a
+    /// [`crate::lsm`] concatenation of stripes clamps each stripe to the range): each step
+    /// then skips its comparison with the range's end (a `memcmp` per entry, ~5% of a full
+    /// scan's time).
+    pub fn inner_in_range(mut self) -> DbIter<I> {
+        self.in_range = true;
+        self
     }
 
     /// Also stop at tombstones (compaction into a non-bottom level keeps them).
@@ -101,10 +114,11 @@ impl<I: InternalIter> DbIter<I> {
                 self.valid = false;
                 return Ok(());
             };
-            let out = match self.dir {
-                Direction::Forward => past_hi(k, &self.hi),
-                Direction::Reverse => before_lo(k, &self.lo),
-            };
+            let out = !self.in_range
+                && match self.dir {
+                    Direction::Forward => past_hi(k, &self.hi),
+                    Direction::Reverse => before_lo(k, &self.lo),
+                };
             if out {
                 self.valid = false;
                 return Ok(());
@@ -133,10 +147,11 @@ impl<I: InternalIter> DbIter<I> {
                 self.valid = false;
                 return Ok(None);
             };
-            let out = match self.dir {
-                Direction::Forward => past_hi(k, &self.hi),
-                Direction::Reverse => before_lo(k, &self.lo),
-            };
+            let out = !self.in_range
+                && match self.dir {
+                    Direction::Forward => past_hi(k, &self.hi),
+                    Direction::Reverse => before_lo(k, &self.lo),
+                };
             if out {
                 self.valid = false;
                 return Ok(None);

@@ -415,7 +415,12 @@ impl LsmSnapshot {
     fn start(&self, plan: Plan, range: KeyRange, direction: Direction) -> Result<Box<dyn Cursor>> {
         match plan {
             Plan::Stripe(it) => positioned(it, range, direction),
-            Plan::Concat(it) => positioned(it, range, direction),
+            Plan::Concat(it) => {
+                // Each stripe's piece is clamped to the range (`ConcatIter`).
+                let mut c = DbIter::new(it, range, direction).inner_in_range();
+                c.rewind()?;
+                Ok(Box::new(c))
+            }
             Plan::Cross(it) => positioned(it, range, direction),
         }
     }

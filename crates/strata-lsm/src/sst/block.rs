@@ -11,6 +11,7 @@ use std::sync::Arc;
 use super::keycmp;
 use crate::coding::{get_varint, put_varint, u32_at};
 use crate::error::FormatError;
+use crate::fs::ReadableFile;
 use crate::hint::prefetch;
 
 /// Entries between restart points (at most).
@@ -143,13 +144,38 @@ pub struct ValueRef {
     pub tombstone: bool,
 }
 
-/// A parsed block (its bytes are shared with the block cache).
+/// What keeps a block's bytes alive and unchanged (held, never read: the block reads its
+/// bytes through `Block::ptr`).
+#[derive(Clone)]
+#[allow(dead_code)]
+enum Owner {
+    /// A buffer of the block's own (shared with the block cache).
+    Buf(Arc<Vec<u8>>),
+    /// The memory map of the block's file ([`crate::fs::ReadableFile::mapped_bytes`]): the
+    /// block is read where it lies, not copied.
+    Map(Arc<dyn ReadableFile>),
+}
+
+/// A parsed block: its bytes are shared with the block cache, or lie in the memory map of
+/// its file ([`Block::in_map`]).
 #[derive(Clone)]
 pub struct Block {
-    data: Arc<Vec<u8>>,
+    /// Keeps `ptr..ptr + len` alive and unchanged.
+    owner: Owner,
+    /// The block's bytes: `owner`'s buffer, or a range of `owner`'s map.
+    ptr: *const u8,
+    len: usize,
     restarts: usize,
     num_restarts: usize,
 }
+
+// SAFETY: a `Block` only reads `ptr..ptr + len`, bytes that `owner` keeps alive and that no
+// one writes while it lives (see `Block::data`). Both kinds of owner are `Send + Sync`
+// (`Arc<Vec<u8>>`; `Arc<dyn ReadableFile>`, whose trait requires it), and shared immutable
+// bytes may be read from any thread: the raw pointer is what keeps the compiler from seeing it.
+unsafe impl Send for Block {}
+// SAFETY: as for `Send`: nothing in a `Block` is ever written through `&Block`.
+unsafe impl Sync for Block {}
 
 /// Error of block decoding: offset inside the block and reason.
 pub type BlockError = FormatError;
@@ -267,15 +293,52 @@ impl Block {
     pub fn new(data: Arc<Vec<u8>>) -> Result<Block, BlockError> {
         let (restarts, n) = restart_array(&data)?;
         Ok(Block {
-            data,
+            ptr: data.as_ptr(),
+            len: data.len(),
+            owner: Owner::Buf(data),
             restarts,
             num_restarts: n,
         })
     }
 
+    /// The block at `off..off + len` of a memory-mapped file, read where it lies (no copy).
+    /// The caller has checked the bytes (their CRC); an error when `file` is not a map or the
+    /// range lies outside it, or when the restart array does not fit.
+    pub fn in_map(file: Arc<dyn ReadableFile>, off: u64, len: u32) -> Result<Block, BlockError> {
+        let bytes = file
+            .mapped_bytes()
+            .and_then(|all| {
+                let start = usize::try_from(off).ok()?;
+                all.get(start..start.checked_add(len as usize)?)
+            })
+            .ok_or_else(|| FormatError::new(0, "block outside the mapped file"))?;
+        let (restarts, n) = restart_array(bytes)?;
+        let (ptr, len) = (bytes.as_ptr(), bytes.len());
+        Ok(Block {
+            owner: Owner::Map(file),
+            ptr,
+            len,
+            restarts,
+            num_restarts: n,
+        })
+    }
+
+    /// True when the block is read in its file's memory map ([`Block::in_map`]).
+    pub fn is_mapped(&self) -> bool {
+        matches!(self.owner, Owner::Map(_))
+    }
+
     /// The raw bytes.
+    #[inline]
     pub fn data(&self) -> &[u8] {
-        &self.data
+        // SAFETY: `ptr..ptr + len` was a valid `&[u8]` when the block was made: the heap
+        // buffer of `Owner::Buf`'s vector (never mutated nor reallocated while shared: this
+        // block holds a clone of the `Arc`, so no `Arc::get_mut` can succeed, and no one takes
+        // `&mut` to it), or a range of `Owner::Map`'s map (`mapped_bytes`: the mapping lives
+        // until the last `Arc` to the file is dropped, and the engine maps only finished files
+        // that are never written again — the `ReadableFile::map` contract). `owner` is held
+        // for as long as `self`, and the returned slice borrows `self`.
+        unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
     }
 
     /// Offset where entries end.
@@ -292,7 +355,9 @@ impl Block {
             .and_then(|b| data.len().checked_sub(4 + b))
             .ok_or_else(|| FormatError::new(0, "restart count does not fit in the block"))?;
         Ok(Block {
-            data,
+            ptr: data.as_ptr(),
+            len: data.len(),
+            owner: Owner::Buf(data),
             restarts,
             num_restarts: n,
         })
@@ -305,7 +370,7 @@ impl Block {
 
     /// Offset of restart point `i`.
     pub(crate) fn restart(&self, i: usize) -> Result<usize, BlockError> {
-        let r = u32_at(&self.data, self.restarts + 4 * i)
+        let r = u32_at(self.data(), self.restarts + 4 * i)
             .ok_or_else(|| FormatError::new(self.restarts, "bad restart"))?
             as usize;
         if r >= self.restarts {
@@ -321,7 +386,7 @@ impl Block {
     /// the offset after them.
     #[inline]
     fn header(&self, pos: usize) -> Result<(usize, usize, u64, usize), BlockError> {
-        entry_header(&self.data[..self.restarts], pos)
+        entry_header(&self.data()[..self.restarts], pos)
     }
 
     /// Decodes the entry at `pos` given the previous key in `key` (replaced by this entry's
@@ -336,7 +401,7 @@ impl Block {
         key: &mut Vec<u8>,
     ) -> Result<(ValueRef, usize), BlockError> {
         let (shared, unshared, vtag, p) = self.header(pos)?;
-        let d = &self.data[..self.restarts];
+        let d = &self.data()[..self.restarts];
         if shared > key.len() {
             return Err(bad_entry(pos, "shared prefix longer than the previous key"));
         }
@@ -374,7 +439,7 @@ impl Block {
         if shared != 0 {
             return Err(bad_entry(pos, "restart entry shares a prefix"));
         }
-        self.data[..self.restarts]
+        self.data()[..self.restarts]
             .get(p..p.saturating_add(unshared))
             .ok_or_else(|| bad_entry(pos, "key runs past the block"))
     }
@@ -387,9 +452,9 @@ impl Block {
     /// the entries are skipped (the search reports them).
     #[inline]
     fn prefetch_restart_keys(&self) {
-        let base = self.data.as_ptr();
+        let base = self.data().as_ptr();
         for i in 1..self.num_restarts {
-            match u32_at(&self.data, self.restarts + 4 * i) {
+            match u32_at(self.data(), self.restarts + 4 * i) {
                 Some(r) if (r as usize) < self.restarts => prefetch(base.wrapping_add(r as usize)),
                 _ => return,
             }
@@ -458,7 +523,7 @@ impl Block {
         pos: usize,
         target: &[u8],
     ) -> Result<Option<ValueRef>, BlockError> {
-        scan_entries(&self.data[..self.restarts], pos, target)
+        scan_entries(&self.data()[..self.restarts], pos, target)
     }
 
     /// Every entry of the block, in order (for reverse iteration and verification).
@@ -490,7 +555,7 @@ impl Block {
         if v.tombstone {
             None
         } else {
-            self.data
+            self.data()
                 .get(v.off as usize..v.off as usize + v.len as usize)
         }
     }
@@ -573,7 +638,7 @@ impl BlockIter {
             return None;
         }
         self.block
-            .data
+            .data()
             .get(self.val.off as usize..(self.val.off as usize + self.val.len as usize))
     }
 
@@ -587,7 +652,7 @@ impl BlockIter {
             None
         } else {
             let off = self.val.off as usize;
-            self.block.data.get(off..off + self.val.len as usize)
+            self.block.data().get(off..off + self.val.len as usize)
         };
         Some((&self.key, v))
     }
@@ -764,7 +829,7 @@ mod tests {
         it.seek(&[b'k', 17]).unwrap();
         assert_eq!(it.key(), &[b'k', 17]);
         // Restart 3 now points past the entries.
-        let mut d = good.data.as_ref().clone();
+        let mut d = good.data().to_vec();
         let at = good.restarts + 4 * 3;
         d[at..at + 4].copy_from_slice(&u32::MAX.to_le_bytes());
         let bad = Block::new(Arc::new(d)).unwrap();

@@ -130,6 +130,32 @@ impl Table {
         self.load_block(i, off, len, fill)
     }
 
+    /// Data block `i` read where it lies in the file's memory map (no copy, the block cache
+    /// neither asked nor filled); its checksum is checked in the map on the block's first read
+    /// since the open (the `verified` bits, as [`Table::read_block`] and point reads check).
+    /// `None` when the file is not mapped.
+    pub fn map_block(&self, i: usize) -> Option<Result<Block>> {
+        let m = self.mapped.as_ref()?;
+        let (off, len) = self.index.handle(i);
+        let check = || -> Result<Block> {
+            if !self.is_verified(i) {
+                let framed = m
+                    .mapped_bytes()
+                    .and_then(|all| {
+                        let start = usize::try_from(off).ok()?;
+                        all.get(start..start.checked_add(len as usize)?.checked_add(4)?)
+                    })
+                    .ok_or_else(|| {
+                        Table::corrupt(&self.path, off, "block outside the mapped file")
+                    })?;
+                check_crc(framed, &self.path, off)?;
+                self.mark_verified(i);
+            }
+            Block::in_map(Arc::clone(m), off, len).map_err(|e| e.in_file(&self.path, off))
+        };
+        Some(check())
+    }
+
     /// Opens an SST (every read through `pread`; see [`Table::with_mapped_reads`]).
     pub fn open(
         fs: Arc<dyn Fs>,
