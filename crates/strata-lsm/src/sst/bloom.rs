@@ -6,6 +6,10 @@
 //! per key). Version 1 SSTs hold the classic filter `bits[m/8] | k u8`, probed by double
 //! hashing over the whole array; it is still read.
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use super::pool::{Chunks, CHUNK_WORDS};
+
 /// Hash of a key for the filter (FNV-1a 64 finished with the splitmix64 mixer: every input
 /// bit affects every output bit, which double hashing needs).
 pub fn key_hash(key: &[u8]) -> u64 {
@@ -95,10 +99,68 @@ pub fn build_blocked(hashes: &[u64], bits_per_key: usize) -> Vec<u8> {
     out
 }
 
-/// One 64-byte line, aligned so that a probe touches one cache line.
-#[derive(Clone, Copy)]
-#[repr(C, align(64))]
-pub struct Line([u8; LINE]);
+/// Words of a line.
+const LINE_WORDS: usize = LINE / 8;
+/// Lines of a chunk of the pool.
+const CHUNK_LINES: usize = CHUNK_WORDS / LINE_WORDS;
+
+/// A blocked filter's lines, in chunks of the huge-page pool ([`super::pool`]: a probe
+/// touches one line at random among all the filters of a store, tens of megabytes at 10^7
+/// keys, and with 4 KiB pages nearly every probe also missed the TLB). Each line is 64 bytes
+/// on a cache line of its own, kept as little-endian words.
+pub struct Lines {
+    chunks: Chunks,
+    len: usize,
+}
+
+impl Lines {
+    /// The whole lines of `body` (a trailing partial line is left out).
+    fn from_bytes(body: &[u8]) -> Lines {
+        let len = body.len() / LINE;
+        let chunks = Chunks::new(len.div_ceil(CHUNK_LINES));
+        for (i, line) in body.chunks_exact(LINE).enumerate() {
+            if let Some(words) = Lines::line_in(&chunks, i) {
+                for (w, b) in words.iter().zip(line.chunks_exact(8)) {
+                    let mut x = [0u8; 8];
+                    x.copy_from_slice(b);
+                    w.store(u64::from_le_bytes(x), Ordering::Relaxed);
+                }
+            }
+        }
+        Lines { chunks, len }
+    }
+
+    /// Line `i` of `chunks`.
+    #[inline]
+    fn line_in(chunks: &Chunks, i: usize) -> Option<&[AtomicU64; LINE_WORDS]> {
+        let at = i % CHUNK_LINES * LINE_WORDS;
+        chunks
+            .get(i / CHUNK_LINES)?
+            .0
+            .get(at..at + LINE_WORDS)?
+            .try_into()
+            .ok()
+    }
+
+    /// Line `i` (`None` past the last).
+    #[inline]
+    fn line(&self, i: usize) -> Option<&[AtomicU64; LINE_WORDS]> {
+        if i >= self.len {
+            return None;
+        }
+        Lines::line_in(&self.chunks, i)
+    }
+
+    /// Number of lines.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// True when there is no line.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
 
 /// A filter as read from an SST, ready to probe.
 pub enum Filter {
@@ -107,7 +169,7 @@ pub enum Filter {
     /// Version 2: cache-line-aligned lines and the probe count.
     Blocked {
         /// The lines.
-        lines: Vec<Line>,
+        lines: Lines,
         /// Probes per key.
         k: u8,
     },
@@ -121,19 +183,14 @@ impl Filter {
         }
         let Some((&k, body)) = bytes.split_last() else {
             return Filter::Blocked {
-                lines: Vec::new(),
+                lines: Lines::from_bytes(&[]),
                 k: 0,
             };
         };
-        let lines = body
-            .chunks_exact(LINE)
-            .map(|c| {
-                let mut l = [0u8; LINE];
-                l.copy_from_slice(c);
-                Line(l)
-            })
-            .collect();
-        Filter::Blocked { lines, k }
+        Filter::Blocked {
+            lines: Lines::from_bytes(body),
+            k,
+        }
     }
 
     /// False when the key with this hash ([`key_hash`]) is certainly absent. A malformed
@@ -143,11 +200,17 @@ impl Filter {
         match self {
             Filter::Classic(b) => may_contain(b, hash),
             Filter::Blocked { lines, k } => {
-                if lines.is_empty() || *k == 0 || *k > 30 {
+                if *k == 0 || *k > 30 {
                     return true;
                 }
-                let line = &lines[line_of(hash, lines.len())].0;
-                probes(hash, *k).all(|bit| line[(bit / 8) as usize] & (1 << (bit % 8)) != 0)
+                let Some(line) = lines.line(line_of(hash, lines.len())) else {
+                    return true;
+                };
+                // Bit `b` of the line's bytes is bit `b % 64` of its little-endian word
+                // `b / 64`.
+                probes(hash, *k).all(|bit| {
+                    line[(bit / 64) as usize].load(Ordering::Relaxed) & (1 << (bit % 64)) != 0
+                })
             }
         }
     }
@@ -156,7 +219,7 @@ impl Filter {
     pub fn bytes(&self) -> usize {
         match self {
             Filter::Classic(b) => b.len(),
-            Filter::Blocked { lines, .. } => lines.len() * LINE,
+            Filter::Blocked { lines, .. } => lines.chunks.bytes(),
         }
     }
 }

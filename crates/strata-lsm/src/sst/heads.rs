@@ -10,11 +10,14 @@
 //! entries end) the read goes from the file index straight to the key's interval
 //! ([`super::point::interval_in`]); the slot's lines are asked for together with the
 //! block's location. The slots of a table are allocated on its first point read: 128 bytes
-//! per block (about 3% of the file for 4 KiB blocks: ~35 MB for 1.1 GB of SSTs).
+//! per block (about 3% of the file for 4 KiB blocks: ~35 MB for 1.1 GB of SSTs), in chunks
+//! of 64 slots from the huge-page pool ([`super::pool`]: a read touches one slot at random
+//! among all of them, and with 4 KiB pages nearly every touch also missed the TLB).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::point::{self, Words};
+use super::pool::{Chunks, CHUNK_WORDS};
 use crate::hint::prefetch;
 
 /// Words of a slot.
@@ -29,10 +32,10 @@ const UNFIT: u64 = 1 << 43;
 /// Word 0, bits 48..64: where the block's entries end (a slot holds blocks under 64 KiB).
 const END_SHIFT: u32 = 48;
 
-/// One block's slot: two cache lines.
-#[derive(Default)]
-#[repr(C, align(128))]
-struct Slot([AtomicU64; SLOT_WORDS]);
+/// One block's slot: two cache lines of a chunk.
+type Slot = [AtomicU64; SLOT_WORDS];
+/// Slots of a chunk.
+const CHUNK_SLOTS: usize = CHUNK_WORDS / SLOT_WORDS;
 
 /// What a block's slot holds.
 pub(crate) enum State {
@@ -44,26 +47,47 @@ pub(crate) enum State {
     Unfit,
 }
 
-/// The slots of one mapped table, one per data block.
-pub(crate) struct RestartHeads(Box<[Slot]>);
+/// The slots of one mapped table, one per data block (in whole chunks of the pool).
+pub(crate) struct RestartHeads {
+    chunks: Chunks,
+    blocks: usize,
+}
 
 impl RestartHeads {
     /// Empty slots for `blocks` blocks.
     pub(crate) fn new(blocks: usize) -> RestartHeads {
-        RestartHeads((0..blocks).map(|_| Slot::default()).collect())
+        RestartHeads {
+            chunks: Chunks::new(blocks.div_ceil(CHUNK_SLOTS)),
+            blocks,
+        }
     }
 
     /// Bytes held.
     #[cfg(test)]
     pub(crate) fn bytes(&self) -> usize {
-        std::mem::size_of_val(&*self.0)
+        self.chunks.bytes()
+    }
+
+    /// Block `i`'s slot (`None` past the table's blocks).
+    #[inline]
+    fn slot(&self, i: usize) -> Option<&Slot> {
+        if i >= self.blocks {
+            return None;
+        }
+        let at = i % CHUNK_SLOTS * SLOT_WORDS;
+        let words = self
+            .chunks
+            .get(i / CHUNK_SLOTS)?
+            .0
+            .get(at..at + SLOT_WORDS)?;
+        words.try_into().ok()
     }
 
     /// Asks for block `i`'s slot (both lines), ahead of [`RestartHeads::get`].
     #[inline]
     pub(crate) fn prefetch(&self, i: usize) {
-        if let Some(s) = self.0.get(i) {
-            let p = s.0.as_ptr().cast::<u8>();
+        if let Some(s) = self.slot(i) {
+            let p = s.as_ptr().cast::<u8>();
             prefetch(p);
             prefetch(p.wrapping_add(64));
         }
@@ -72,11 +96,11 @@ impl RestartHeads {
     /// Block `i`'s slot (`Unfit` for a block past the slots).
     #[inline]
     pub(crate) fn get(&self, i: usize) -> State {
-        let Some(s) = self.0.get(i) else {
+        let Some(s) = self.slot(i) else {
             return State::Unfit;
         };
         // `Acquire`: pairs with `fill`'s `Release`, so the other words are the filled ones.
-        let w0 = s.0[0].load(Ordering::Acquire);
+        let w0 = s[0].load(Ordering::Acquire);
         if w0 & READY == 0 {
             return if w0 & UNFIT != 0 {
                 State::Unfit
@@ -86,7 +110,7 @@ impl RestartHeads {
         }
         let mut w = [0u64; SLOT_WORDS];
         w[0] = w0;
-        for (d, a) in w[1..].iter_mut().zip(&s.0[1..]) {
+        for (d, a) in w[1..].iter_mut().zip(&s[1..]) {
             *d = a.load(Ordering::Relaxed);
         }
         State::Ready(w)
@@ -97,16 +121,16 @@ impl RestartHeads {
     /// `None` (the slot is then marked unfit) when the block's index does not fit in a slot
     /// or does not decode. Two threads filling the same slot store the same words.
     pub(crate) fn fill(&self, i: usize, block: &[u8]) -> Option<[u64; SLOT_WORDS]> {
-        let s = self.0.get(i)?;
+        let s = self.slot(i)?;
         let words = slot_words(block);
         match words {
             Some(w) => {
-                for (a, &v) in s.0[1..].iter().zip(&w[1..]) {
+                for (a, &v) in s[1..].iter().zip(&w[1..]) {
                     a.store(v, Ordering::Relaxed);
                 }
-                s.0[0].store(w[0], Ordering::Release);
+                s[0].store(w[0], Ordering::Release);
             }
-            None => s.0[0].store(UNFIT, Ordering::Relaxed),
+            None => s[0].store(UNFIT, Ordering::Relaxed),
         }
         words
     }
@@ -184,7 +208,18 @@ mod tests {
         assert!(heads.fill(1, &bb.finish()).is_none());
         assert!(matches!(heads.get(1), State::Unfit));
         assert!(matches!(heads.get(2), State::Unfit));
-        assert_eq!(heads.bytes(), 256);
+        // Two slots: one chunk of 64.
+        assert_eq!(heads.bytes(), 8192);
+        // Slots of every chunk, up to the last block only.
+        let heads = RestartHeads::new(2 * CHUNK_SLOTS + 1);
+        for i in [0, CHUNK_SLOTS - 1, CHUNK_SLOTS, 2 * CHUNK_SLOTS] {
+            assert!(matches!(heads.get(i), State::Empty));
+            assert!(heads.fill(i, &b).is_some());
+            assert!(matches!(heads.get(i), State::Ready(_)));
+        }
+        assert!(matches!(heads.get(1), State::Empty));
+        assert!(heads.fill(2 * CHUNK_SLOTS + 1, &b).is_none());
+        assert!(matches!(heads.get(2 * CHUNK_SLOTS + 1), State::Unfit));
     }
 
     proptest! {

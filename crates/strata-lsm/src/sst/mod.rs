@@ -10,5 +10,6 @@ pub mod index;
 pub mod iter;
 pub mod keycmp;
 pub mod point;
+pub(crate) mod pool;
 pub mod table;
 mod writer;
