@@ -5,13 +5,13 @@
 //! exactly as `kill -9` would there. The windows are far too short for a kill from outside to
 //! hit them (`tests/crash_maintenance.rs`).
 //!
-//! A test may instead stop the engine at a point inside its own process: [`set_hook`] installs
+//! A test may instead stop the engine at a point inside its own process: `set_hook` installs
 //! a function that every crash point calls with its name, on the thread that reached it
 //! (`tests/power_loss.rs` makes every later file-system change fail there, drops the engine
 //! and simulates a power loss with [`crate::FaultFs::crash`]).
 //!
 //! Only with the feature `crash-points` (which the crate's own tests enable); without it
-//! [`reached`] is an empty inline function and release builds carry no check at all.
+//! `reached` is an empty inline function and release builds carry no check at all.
 
 /// The environment variable naming the crash point (`NAME` or `NAME@N`).
 pub const ENV: &str = "STRATA_LSM_CRASH_AT";

@@ -155,7 +155,7 @@ fn lost_write_at(data: &[u8], pos: usize) -> bool {
 }
 
 /// When the damage at `offset` of a v3 WAL (`data`, the whole file) is an **unsynced hole**,
-/// why: a lost write ([`lost_write_at`]) that no valid record after it claims was synced
+/// why: a lost write (`lost_write_at`) that no valid record after it claims was synced
 /// (every later watermark is at most `offset`). Then nothing from `offset` on was ever covered
 /// by a completed sync, and the replay ends there like at a torn tail. `None`: corruption.
 pub fn unsynced_hole(data: &[u8], offset: u64) -> Option<String> {
@@ -380,7 +380,7 @@ impl WalWriter {
     }
 
     /// [`WalWriter::append`] of a batch framed in its own buffer (see
-    /// [`WriteBatch::frame_wal_record`]): the same record bytes, the ops not copied.
+    /// `WriteBatch::frame_wal_record`): the same record bytes, the ops not copied.
     pub fn append_in_place(&mut self, seq: u64, batch: &mut WriteBatch) -> std::io::Result<()> {
         let synced = self.synced();
         let r = self.write_record(batch.frame_wal_record(seq, synced));

@@ -246,7 +246,7 @@ impl FaultFs {
     }
 
     /// Simulates a power loss after which the page cache had written back some of the unsynced
-    /// pages: `keep(path, page)` says whether page `page` (bytes `page * PAGE ..`, [`PAGE`])
+    /// pages: `keep(path, page)` says whether page `page` (bytes `page * PAGE ..`, `PAGE`)
     /// of `path` reached the disk with what was last written to it; the unsynced bytes of the
     /// other pages are lost (what they replaced comes back; past the durable length: zeros,
     /// and the file ends after its last kept page or at its durable length). So a later page

@@ -283,7 +283,7 @@ impl<I: InternalIter> Cursor for DbIter<I> {
         Some((k, v.unwrap_or_default()))
     }
 
-    /// The step and the entry it lands on in one walk ([`DbIter::settle_entry`]).
+    /// The step and the entry it lands on in one walk (`DbIter::settle_entry`).
     fn next_entry(&mut self) -> Result<Option<(&[u8], &[u8])>> {
         if !self.valid {
             return Ok(None);

@@ -4,7 +4,7 @@
 //!
 //! | module | holds |
 //! |---|---|
-//! | `inner` | the shared state of an open engine ([`Inner`]) and key routing |
+//! | `inner` | the shared state of an open engine (`Inner`) and key routing |
 //! | `version` | the files of one stripe ([`StripeVersion`]) and point lookups in them |
 //! | `write` | the write path: conditions, WAL append, group commit, stalls, freezing memtables |
 //! | `flush` | writing frozen memtables as L0 SSTs and retiring old WALs |

@@ -104,7 +104,7 @@ const LINE_WORDS: usize = LINE / 8;
 /// Lines of a chunk of the pool.
 const CHUNK_LINES: usize = CHUNK_WORDS / LINE_WORDS;
 
-/// A blocked filter's lines, in chunks of the huge-page pool ([`super::pool`]: a probe
+/// A blocked filter's lines, in chunks of the huge-page pool (`super::pool`: a probe
 /// touches one line at random among all the filters of a store, tens of megabytes at 10^7
 /// keys, and with 4 KiB pages nearly every probe also missed the TLB). Each line is 64 bytes
 /// on a cache line of its own, kept as little-endian words.

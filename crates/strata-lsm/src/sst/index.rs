@@ -13,7 +13,7 @@ use crate::hint::prefetch;
 /// each key, `heads` holds the bytes after the prefix as a big-endian integer (zero-padded),
 /// so that most steps of a lookup compare one integer instead of two byte strings. Heads are a
 /// filter only: when two heads are equal the keys are compared in full (`ends` and `keys`:
-/// two more cache misses in a large index). See [`Heads`] for their width.
+/// two more cache misses in a large index). See `Heads` for their width.
 /// A block's offset and length sit side by side (`locs`): one cache line for both.
 #[derive(Debug, Default, Clone)]
 pub struct FlatIndex {

@@ -381,7 +381,7 @@ fn restart_key_at(entries: &[u8], pos: usize) -> Result<&[u8], BlockError> {
 /// offset is checked, so any bytes give a range inside the entries or an error.
 ///
 /// The interval holds `target` if the block does: a point read scans just these bytes where
-/// they lie ([`super::block::scan_entries`] from the interval's start).
+/// they lie (`block::scan_entries` from the interval's start).
 pub fn interval_for(block: &[u8], target: &[u8]) -> Result<Option<Range<usize>>, BlockError> {
     let (end, n) = restart_array(block)?;
     if n == 0 {
