@@ -37,6 +37,15 @@ impl Rng {
     }
 }
 
+/// The value after flag `name` in `args` (`--n 1000` → `Some("1000")`), the hand-rolled flag
+/// reading every bench binary shares (`lsm`, `lsm_prof`, `tables_prof`).
+pub fn flag_value(args: &[String], name: &str) -> Option<String> {
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1))
+        .cloned()
+}
+
 /// `n` threads, thread `i` running `f(i)`; the sum of their results (the 4-segment scans).
 pub fn parallel_sum(n: u32, f: impl Fn(u32) -> usize + Sync) -> usize {
     let f = &f;

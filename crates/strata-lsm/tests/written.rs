@@ -28,6 +28,12 @@ fn sst_bytes_on_disk(dir: &std::path::Path) -> u64 {
         .sum()
 }
 
+/// The next value of the tests' key generator (a 64-bit linear congruential step).
+fn lcg(x: u64) -> u64 {
+    x.wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407)
+}
+
 #[test]
 fn counters_add_up_to_the_files_written() {
     let dir = tempfile::tempdir().unwrap();
@@ -36,9 +42,7 @@ fn counters_add_up_to_the_files_written() {
     for round in 0..40u32 {
         let mut b = WriteBatch::new();
         for _ in 0..200 {
-            x = x
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
+            x = lcg(x);
             b.put(
                 format!("k{:06}", (x >> 33) % 5000).into_bytes(),
                 vec![round as u8; 40],
@@ -89,9 +93,7 @@ fn a_round_commits_the_jobs_of_several_stripes_in_one_record() {
     for round in 0..40u32 {
         let mut b = WriteBatch::new();
         for _ in 0..200 {
-            x = x
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
+            x = lcg(x);
             let k = format!("k{:06}", (x >> 33) % 5000).into_bytes();
             let v = vec![round as u8; 40];
             model.insert(k.clone(), v.clone());

@@ -151,12 +151,7 @@ fn prof_cursorseq(e: &LsmEngine) -> u64 {
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let arg = |name: &str| {
-        args.iter()
-            .position(|a| a == name)
-            .and_then(|i| args.get(i + 1))
-            .cloned()
-    };
+    let arg = |name: &str| strata_bench::flag_value(&args, name);
     let dir = PathBuf::from(arg("--dir").expect("--dir D"));
     let n: u64 = arg("--n").map_or(100_000, |s| s.parse().expect("--n"));
     let stripes: u32 = arg("--stripes").map_or(256, |s| s.parse().expect("--stripes"));

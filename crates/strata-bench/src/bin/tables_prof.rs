@@ -202,12 +202,7 @@ fn open(dir: &Path, cache_mb: Option<usize>) -> (Db, Table) {
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let arg = |name: &str| {
-        args.iter()
-            .position(|a| a == name)
-            .and_then(|i| args.get(i + 1))
-            .cloned()
-    };
+    let arg = |name: &str| strata_bench::flag_value(&args, name);
     let dir = PathBuf::from(arg("--dir").expect("--dir D"));
     let parts: usize = arg("--parts").map_or(1000, |s| s.parse().expect("--parts"));
     let per: usize = arg("--per").map_or(100, |s| s.parse().expect("--per"));

@@ -58,12 +58,7 @@ const SEEK_NEXT: usize = 10;
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let arg = |name: &str| {
-        args.iter()
-            .position(|a| a == name)
-            .and_then(|i| args.get(i + 1))
-            .cloned()
-    };
+    let arg = |name: &str| strata_bench::flag_value(&args, name);
     let n: u64 = arg("--n")
         .map(|s| s.parse().expect("--n N"))
         .unwrap_or(1_000_000);
