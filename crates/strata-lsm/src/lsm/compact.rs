@@ -538,8 +538,6 @@ mod tests {
         assert_eq!((job.upper_level, job.out_level), (0, 0));
         assert_eq!(ids(&job.upper), vec![4, 3, 2], "the new files, not file 1");
         assert!(job.lower.is_empty());
-        // Its output is not the bottom: the old L0 file below may hold what a tombstone hides.
-        assert!(!drops_tombstones(&v, &job));
         // Session 16's policy (`tier_factor` 0) merged every L0 file.
         let all = CompactionPolicy {
             tier_factor: 0,
@@ -549,6 +547,29 @@ mod tests {
             ids(&pick_compaction(&v, &all, &no_ptrs()).unwrap().upper),
             vec![4, 3, 2, 1]
         );
+    }
+
+    #[test]
+    fn an_intra_l0_merge_keeps_tombstones_while_older_l0_files_stay() {
+        // Nothing below L0, so a merge of every L0 file is the bottom of the stripe...
+        let mut v = Levels::default();
+        v.add(0, f(1, "a", "z", 300));
+        for id in 2..5 {
+            v.add(0, f(id, "a", "z", 20));
+        }
+        let job = |upper: Vec<FileMeta>| CompactionJob {
+            upper,
+            upper_level: 0,
+            lower: Vec::new(),
+            out_level: 0,
+            next_ptr: None,
+        };
+        assert!(drops_tombstones(&v, &job(v.levels[0].clone())));
+        // ...but a merge of the new files is not: the old L0 file may hold what a tombstone
+        // of theirs hides.
+        assert!(!drops_tombstones(&v, &job(v.levels[0][..3].to_vec())));
+        v.add(2, f(9, "a", "b", 1));
+        assert!(!drops_tombstones(&v, &job(v.levels[0].clone())));
     }
 
     #[test]
