@@ -106,7 +106,7 @@ impl Sim {
         self.v.add(0, f);
         self.w.flushed += size;
         self.w.max_l0 = self.w.max_l0.max(self.v.levels[0].len());
-        if (self.w.flushes + 1) % self.lag == 0 {
+        if (self.w.flushes + 1).is_multiple_of(self.lag) {
             self.settle();
         }
         self.w.l0_sum += self.v.levels[0].len() as u64;
