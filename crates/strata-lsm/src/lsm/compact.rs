@@ -21,17 +21,28 @@ use crate::sync::read;
 /// What decides when a stripe needs a compaction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CompactionPolicy {
-    /// L0 files that trigger an L0 → L1 compaction.
+    /// L0 files that trigger a compaction of L0 (into L1, or an intra-L0 merge).
     pub l0_trigger: usize,
     /// Target size of L1; each deeper level is 10 times larger.
     pub level1_bytes: u64,
     /// Intra-L0 merges (RocksDB's): when L0 reaches `l0_trigger` files holding at most this
-    /// many bytes, and fewer bytes than the L1 files they overlap, every L0 file is merged
-    /// into one new L0 file instead of rewriting those L1 files. L1 is then rewritten only
-    /// once L0 has grown to its size, which cuts the write amplification of a stripe whose
-    /// L1 stays under its target (every flush of a table stripe spans the stripe's whole key
-    /// range, so every L0 → L1 job rewrites all of L1). 0 disables them.
+    /// many bytes, and too few bytes for L1's turn (`l0_share`), new L0 files are merged into
+    /// one L0 file instead of rewriting the L1 files they overlap. L1 is then rewritten only
+    /// once L0 has grown to a share of its size, which cuts the write amplification of a
+    /// stripe whose L1 stays under its target (every flush of a table stripe spans the
+    /// stripe's whole key range, so every L0 → L1 job rewrites all of L1). 0 disables them.
     pub intra_l0_bytes: u64,
+    /// L1's turn: L0 goes down into L1 once `l0_share` times its bytes reach the bytes of
+    /// the L1 files it overlaps (2: once L0 holds half of them, so L1 grows by half at each
+    /// L0 → L1 merge). Decided on bytes, not on how many files L0 holds when the job is
+    /// picked, so a background thread that lags behind the flushes changes it little.
+    pub l0_share: u64,
+    /// Which L0 files an intra-L0 merge takes (size-tiered): the two newest, then each
+    /// older one no larger than `tier_factor` times those taken together; the first larger
+    /// one and every older one stay (the stripe's large old L0 file is not rewritten by each
+    /// merge of a few new flushes; it goes down at L1's turn). 0: every L0 file (session 16's
+    /// policy: the large file rewritten every `l0_trigger - 1` flushes).
+    pub tier_factor: u64,
 }
 
 impl CompactionPolicy {
@@ -40,9 +51,10 @@ impl CompactionPolicy {
         CompactionPolicy {
             l0_trigger: opts.l0_compaction_trigger,
             level1_bytes: opts.level1_bytes,
-            // At most one output file or two (a merge cuts its outputs at this size), so an
-            // intra-L0 merge of three or more files always lowers the L0 file count.
+            // At most one output file or two (a merge cuts its outputs at this size).
             intra_l0_bytes: opts.sst_target_bytes,
+            l0_share: 2,
+            tier_factor: 2,
         }
     }
 }
@@ -65,10 +77,10 @@ pub struct CompactionJob<T> {
 }
 
 /// Picks the next compaction of one stripe, or `None` when it needs none:
-/// - L0 → L1 when L0 has `l0_trigger` files: every L0 file and the L1 files they overlap;
-///   or, when that is no trivial move and L0 has 3 or more files holding at most
-///   `intra_l0_bytes` and fewer bytes than those L1 files, L0 → L0: every L0 file, merged
-///   into one new L0 file (`lower` empty, `out_level` 0);
+/// - when L0 has `l0_trigger` files: L0 → L1 (every L0 file and the L1 files they overlap)
+///   when that is a trivial move, or L0 holds more than `intra_l0_bytes`, or `l0_share`
+///   times L0's bytes reach those L1 files' bytes ("L1's turn"); else an intra-L0 merge
+///   (`lower` empty, `out_level` 0) of the newest L0 files [`intra_l0_pick`] chooses;
 /// - else Ln → Ln+1 for the first level over its target size (`level1_bytes · 10^(n-1)`): the
 ///   first file of Ln after `ptrs[n]` (round-robin by key; wraps around) and the Ln+1 files
 ///   it overlaps.
@@ -85,15 +97,19 @@ pub fn pick_compaction<T: FileRef>(
         let l0_bytes = v.bytes(0);
         let lower_bytes: u64 = lower.iter().map(|t| t.meta().size).sum();
         let moves = lower.is_empty() && disjoint(&upper);
-        if !moves && upper.len() >= 3 && l0_bytes <= policy.intra_l0_bytes && l0_bytes < lower_bytes
-        {
-            return Some(CompactionJob {
-                upper,
-                upper_level: 0,
-                lower: Vec::new(),
-                out_level: 0,
-                next_ptr: None,
-            });
+        let l1_turn = moves
+            || l0_bytes > policy.intra_l0_bytes
+            || l0_bytes.saturating_mul(policy.l0_share.max(1)) >= lower_bytes;
+        if !l1_turn {
+            if let Some(n) = intra_l0_pick(&upper, policy) {
+                return Some(CompactionJob {
+                    upper: upper[..n].to_vec(),
+                    upper_level: 0,
+                    lower: Vec::new(),
+                    out_level: 0,
+                    next_ptr: None,
+                });
+            }
         }
         return Some(CompactionJob {
             upper,
@@ -134,6 +150,44 @@ pub fn disjoint<T: FileRef>(files: &[T]) -> bool {
         .collect();
     r.sort_unstable();
     r.windows(2).all(|w| w[0].1 < w[1].0)
+}
+
+/// How many of the newest L0 files (`l0`, newest first) an intra-L0 merge takes, or `None`
+/// when no merge would lower the L0 file count for sure. `tier_factor` 0: every file (when
+/// there are 3 or more). Else size-tiered: the two newest, then each older file no larger
+/// than `tier_factor` times the files taken so far (the first larger one, and every older
+/// one, stay). A merge of two files only when they hold at most half of `intra_l0_bytes`
+/// (its output is then one file: outputs are cut at `intra_l0_bytes`), so that every
+/// intra-L0 merge lowers the count and the stripe's compactions end.
+fn intra_l0_pick<T: FileRef>(l0: &[T], policy: &CompactionPolicy) -> Option<usize> {
+    let n = if policy.tier_factor == 0 {
+        l0.len()
+    } else {
+        let mut taken = 0u64;
+        let mut n = 0;
+        for t in l0 {
+            let size = t.meta().size;
+            if n >= 2 && size > taken.saturating_mul(policy.tier_factor) {
+                break;
+            }
+            taken = taken.saturating_add(size);
+            n += 1;
+        }
+        if n == 2 && taken > policy.intra_l0_bytes / 2 {
+            return None;
+        }
+        n
+    };
+    (n >= 3 || (n == 2 && policy.tier_factor != 0)).then_some(n)
+}
+
+/// True when a job may drop tombstones: no file below its output level, and, for an
+/// intra-L0 merge, no older L0 file outside the job (it may hold a value a tombstone of the
+/// job's files hides).
+fn drops_tombstones<T: FileRef>(v: &Levels<T>, job: &CompactionJob<T>) -> bool {
+    let below_empty = (job.out_level + 1..LEVELS).all(|l| v.levels[l].is_empty());
+    let l0_all_in = job.out_level > 0 || job.upper.len() == v.levels[0].len();
+    below_empty && l0_all_in
 }
 
 /// Compaction inputs are read without filling the block cache: their blocks are dead once
@@ -219,7 +273,7 @@ impl Inner {
                 kind: Kind::Move,
             });
         }
-        let bottom = (job.out_level + 1..LEVELS).all(|l| v.levels[l].is_empty());
+        let bottom = drops_tombstones(v, &job);
         let mut sources: Vec<Box<dyn Source>> = Vec::new();
         if job.upper_level == 0 {
             sources.extend(job.upper.iter().map(whole));
@@ -357,6 +411,14 @@ mod tests {
         l0_trigger: 4,
         level1_bytes: 100,
         intra_l0_bytes: 0,
+        l0_share: 2,
+        tier_factor: 2,
+    };
+
+    /// The engine's policy (intra-L0 merges allowed while L0 holds at most 1000 bytes).
+    const TIERED: CompactionPolicy = CompactionPolicy {
+        intra_l0_bytes: 1000,
+        ..POLICY
     };
 
     fn ids(files: &[FileMeta]) -> Vec<u64> {
@@ -454,5 +516,109 @@ mod tests {
         let mut v = Levels::default();
         v.add(LEVELS - 1, f(1, "a", "z", u64::MAX / 2));
         assert!(pick_compaction(&v, &POLICY, &no_ptrs()).is_none());
+    }
+
+    /// A table stripe: one large old L0 file, three new flushes, all spanning the stripe's
+    /// range, over a large L1.
+    fn stripe_with_large_old_l0(l1: u64) -> Levels<FileMeta> {
+        let mut v = Levels::default();
+        v.add(0, f(1, "a", "z", 300));
+        for id in 2..5 {
+            v.add(0, f(id, "a", "z", 20));
+        }
+        v.add(1, f(10, "a", "m", l1 / 2));
+        v.add(1, f(11, "n", "z", l1 - l1 / 2));
+        v
+    }
+
+    #[test]
+    fn an_intra_l0_merge_leaves_the_large_old_l0_file() {
+        let v = stripe_with_large_old_l0(1000);
+        let job = pick_compaction(&v, &TIERED, &no_ptrs()).unwrap();
+        assert_eq!((job.upper_level, job.out_level), (0, 0));
+        assert_eq!(ids(&job.upper), vec![4, 3, 2], "the new files, not file 1");
+        assert!(job.lower.is_empty());
+        // Session 16's policy (`tier_factor` 0) merged every L0 file.
+        let all = CompactionPolicy {
+            tier_factor: 0,
+            ..TIERED
+        };
+        assert_eq!(
+            ids(&pick_compaction(&v, &all, &no_ptrs()).unwrap().upper),
+            vec![4, 3, 2, 1]
+        );
+    }
+
+    #[test]
+    fn an_intra_l0_merge_keeps_tombstones_while_older_l0_files_stay() {
+        // Nothing below L0, so a merge of every L0 file is the bottom of the stripe...
+        let mut v = Levels::default();
+        v.add(0, f(1, "a", "z", 300));
+        for id in 2..5 {
+            v.add(0, f(id, "a", "z", 20));
+        }
+        let job = |upper: Vec<FileMeta>| CompactionJob {
+            upper,
+            upper_level: 0,
+            lower: Vec::new(),
+            out_level: 0,
+            next_ptr: None,
+        };
+        assert!(drops_tombstones(&v, &job(v.levels[0].clone())));
+        // ...but a merge of the new files is not: the old L0 file may hold what a tombstone
+        // of theirs hides.
+        assert!(!drops_tombstones(&v, &job(v.levels[0][..3].to_vec())));
+        v.add(2, f(9, "a", "b", 1));
+        assert!(!drops_tombstones(&v, &job(v.levels[0].clone())));
+    }
+
+    #[test]
+    fn size_tiered_intra_l0_merges_take_older_files_up_to_the_factor() {
+        let sizes = |s: &[u64]| -> Vec<FileMeta> {
+            // Newest first, as L0 holds them.
+            s.iter()
+                .enumerate()
+                .map(|(i, &b)| f(i as u64, "a", "z", b))
+                .collect()
+        };
+        // 10 + 10, then 40 <= 2·20, then 60 <= 2·60, then 300 > 2·120: stops.
+        assert_eq!(
+            intra_l0_pick(&sizes(&[10, 10, 40, 60, 300]), &TIERED),
+            Some(4)
+        );
+        // The two newest always; the third when no larger than twice them.
+        assert_eq!(intra_l0_pick(&sizes(&[10, 30, 81, 5]), &TIERED), Some(2));
+        // Two files holding more than half of `intra_l0_bytes` might make two outputs: no
+        // merge (L0 → L1 instead), so every intra-L0 merge lowers the L0 file count.
+        assert_eq!(intra_l0_pick(&sizes(&[300, 300, 5000]), &TIERED), None);
+        let all = CompactionPolicy {
+            tier_factor: 0,
+            ..TIERED
+        };
+        assert_eq!(intra_l0_pick(&sizes(&[10, 10, 5000]), &all), Some(3));
+        assert_eq!(intra_l0_pick(&sizes(&[10, 10]), &all), None);
+    }
+
+    #[test]
+    fn l0_goes_down_once_it_holds_its_share_of_l1() {
+        // L0 holds 360 bytes: with `l0_share` 2, L1's turn comes at an L1 of 720 bytes or less.
+        let v = stripe_with_large_old_l0(721);
+        assert_eq!(
+            pick_compaction(&v, &TIERED, &no_ptrs()).unwrap().out_level,
+            0
+        );
+        let v = stripe_with_large_old_l0(720);
+        let job = pick_compaction(&v, &TIERED, &no_ptrs()).unwrap();
+        assert_eq!((job.upper_level, job.out_level), (0, 1));
+        assert_eq!(ids(&job.upper), vec![4, 3, 2, 1]);
+        assert_eq!(ids(&job.lower), vec![10, 11]);
+        assert!(drops_tombstones(&v, &job), "nothing below L1");
+        // More than `intra_l0_bytes` in L0: L1's turn whatever L1 holds.
+        let big = CompactionPolicy {
+            intra_l0_bytes: 359,
+            ..TIERED
+        };
+        let v = stripe_with_large_old_l0(100_000);
+        assert_eq!(pick_compaction(&v, &big, &no_ptrs()).unwrap().out_level, 1);
     }
 }
