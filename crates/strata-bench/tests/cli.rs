@@ -36,9 +36,18 @@ fn run(bin: &str, args: &[&str], limit: Duration) -> Output {
 
 const QUICK: Duration = Duration::from_secs(30);
 
-/// Every binary, the words its `--help` must show (each argument), one invocation with an
-/// unknown flag and one with a bad number.
-const BINS: &[(&str, &str, &[&str], &[&str], &[&str])] = &[
+/// A binary, the words its `--help` must show (each argument), one invocation with an unknown
+/// flag and one with a bad number.
+type Bin = (
+    &'static str,
+    &'static str,
+    &'static [&'static str],
+    &'static [&'static str],
+    &'static [&'static str],
+);
+
+/// Every bench binary.
+const BINS: &[Bin] = &[
     (
         "tables",
         env!("CARGO_BIN_EXE_tables"),
