@@ -37,13 +37,18 @@ impl Rng {
     }
 }
 
-/// The value after flag `name` in `args` (`--n 1000` → `Some("1000")`), the hand-rolled flag
-/// reading every bench binary shares (`lsm`, `lsm_prof`, `tables_prof`).
-pub fn flag_value(args: &[String], name: &str) -> Option<String> {
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1))
-        .cloned()
+/// A clap value parser for a count of at least 1 (`--rounds 0` is an error saying so).
+pub fn count_at_least_one(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(0) => Err("must be at least 1".into()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// A clap value parser for a count that may group its digits with `_` (`1_000_000`).
+pub fn count_with_underscores(s: &str) -> Result<usize, String> {
+    s.replace('_', "").parse().map_err(|e| format!("{e}"))
 }
 
 /// `n` threads, thread `i` running `f(i)`; the sum of their results (the 4-segment scans).

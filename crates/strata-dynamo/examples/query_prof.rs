@@ -13,12 +13,18 @@ use strata_dynamo::Dynamo;
 
 const PAYLOAD: &str = "0123456789abcdefghijklmnopqrstuvwxyz0123456789abcdefghijklmnopqrstuvwxyz0123456789abcdefghijklmnopqr";
 
+/// Profiling harness: embedded Query of 100 items (the `dynamodb` benchmark's Query row),
+/// timed per call; run under `perf record`.
+#[derive(clap::Parser)]
+#[command(name = "query_prof")]
+struct Args {
+    /// Query calls to time.
+    #[arg(value_name = "CALLS", default_value_t = 20_000)]
+    calls: u64,
+}
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let calls: u64 = std::env::args()
-        .nth(1)
-        .map(|a| a.parse())
-        .transpose()?
-        .unwrap_or(20_000);
+    let Args { calls } = clap::Parser::parse();
     let dir = tempfile::tempdir()?;
     let d = Dynamo::new(strata::Db::open(dir.path())?);
     d.call(

@@ -86,11 +86,26 @@ fn cpu_time() -> f64 {
     ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
 }
 
+/// A profiling driver for the hyperdb benchmark's workload, one phase at a time, for
+/// `valgrind --tool=callgrind --toggle-collect='*phase_*'`.
+#[derive(clap::Parser)]
+#[command(name = "profile")]
+struct Args {
+    /// `put`: PUTS single puts; `get`: 20,000 random gets; `list`: a listing of each of the ten
+    /// folders PUTS / 1,000 times; `batch`: KEYS puts in 1,000-op batches into a fresh database.
+    #[arg(value_name = "PHASE", default_value = "get",
+          value_parser = ["put", "get", "list", "batch"])]
+    phase: String,
+    /// Keys the database is built with (1,000-op batches) before the phase.
+    #[arg(value_name = "KEYS", default_value_t = 100_000)]
+    n: u64,
+    /// The `put` phase's puts (and the `list` phase's listings × 1,000).
+    #[arg(value_name = "PUTS", default_value_t = 2000)]
+    count: u64,
+}
+
 fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    let phase = args.get(1).map_or("get", String::as_str).to_string();
-    let n: u64 = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(100_000);
-    let count: u64 = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(2000);
+    let Args { phase, n, count } = clap::Parser::parse();
     if phase == "batch" {
         let t = std::time::Instant::now();
         let cpu = cpu_time();

@@ -110,11 +110,26 @@ fn cpu_ns() -> Option<u64> {
     s.split_whitespace().next()?.parse().ok()
 }
 
+/// A profiling loop for the native serde codec on the corpus of `strata-bench --bin keys`:
+/// ns per tuple for encode and decode.
+#[derive(clap::Parser)]
+#[command(name = "native_serde_loop")]
+struct Args {
+    /// Tuples in the corpus.
+    #[arg(value_name = "ROWS", default_value_t = 200_000)]
+    n: usize,
+    /// Seconds each measured loop runs at least.
+    #[arg(value_name = "SECONDS", default_value_t = 1.0)]
+    secs: f64,
+    /// Only encode (`enc`), only decode (`dec`), or decode keys ending in an integer (`tail`)
+    /// [default: encode and decode].
+    #[arg(value_name = "MODE", value_parser = ["enc", "dec", "tail"])]
+    which: Option<String>,
+}
+
 fn main() {
-    let mut args = std::env::args().skip(1);
-    let n: usize = args.next().and_then(|v| v.parse().ok()).unwrap_or(200_000);
-    let secs: f64 = args.next().and_then(|v| v.parse().ok()).unwrap_or(1.0);
-    let which = args.next().unwrap_or_default();
+    let Args { n, secs, which } = clap::Parser::parse();
+    let which = which.unwrap_or_default();
     let rows = corpus(n);
     let keys: Vec<Vec<u8>> = rows
         .iter()

@@ -22,6 +22,7 @@ use std::process::Command;
 use std::sync::Arc;
 use std::time::Instant;
 
+use clap::Parser;
 use serde_json::{json, Value as Json};
 use strata_centidb::{
     codec::pyjson::JsonEncoder, BatchOptions, CollectionOptions, Doc, FnSpec, PutOptions, Query,
@@ -347,18 +348,31 @@ fn mib(b: Option<u64>) -> String {
     })
 }
 
+/// The centidb record store: put and get rates and bytes on disk with and without batch
+/// compression, beside a plain Strata table and SQLite; each configuration in a child process
+/// of its own. Results: a markdown table on stdout, progress on stderr.
+#[derive(Parser)]
+#[command(name = "centidb")]
+struct Args {
+    /// Records (JSON log lines of ~230 bytes) per configuration.
+    #[arg(value_name = "RECORDS", default_value_t = 1_000_000)]
+    n: usize,
+    /// Internal: run configuration CFG alone in DIR and print its result as JSON (what the
+    /// parent starts for each configuration: `--child CFG RECORDS DIR`).
+    #[arg(long, value_name = "CFG", requires = "dir")]
+    child: Option<String>,
+    /// With `--child`: the configuration's database directory.
+    #[arg(value_name = "DIR", requires = "child")]
+    dir: Option<PathBuf>,
+}
+
 fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    if args.len() >= 5 && args[1] == "--child" {
-        let n: usize = args[3].parse().expect("n");
-        let r = run_child(&args[2], n, Path::new(&args[4]));
+    let Args { n, child, dir } = Args::parse();
+    if let (Some(cfg), Some(dir)) = (child, dir) {
+        let r = run_child(&cfg, n, &dir);
         println!("{r}");
         return;
     }
-    let n: usize = args
-        .get(1)
-        .and_then(|a| a.parse().ok())
-        .unwrap_or(1_000_000);
     let configs = [
         "centidb",
         "centidb/zlib/1",

@@ -19,6 +19,7 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use clap::Parser;
 use etcd_client::{Compare, CompareOp, GetOptions, SortOrder, SortTarget, Txn, TxnOp};
 use strata::{Batch, Db, DbOptions, Item, KeyField, Query, Scan, TableSchema};
 use strata_etcd::{EtcdEngine, EtcdOptions};
@@ -30,41 +31,38 @@ use strata_lsm::{
 const PER_PARTITION: usize = 100;
 const VALUE: usize = 100;
 
+/// Strata over etcd: the `strata-etcd` engine beside the raw `etcd-client` doing the same
+/// requests and beside the local LSM engine, then Strata tables on etcd and on the LSM, at
+/// several table sizes. Without `--endpoints`: a private three-member cluster on 127.0.0.1
+/// (`scripts/etcd-cluster.sh`, ports 42379..), removed at the end. Results: markdown tables on
+/// stdout, progress on stderr. Counts may group digits with `_` (`1_000_000`).
+#[derive(Parser)]
+#[command(name = "etcd")]
 struct Args {
+    /// Table sizes (pairs / items), comma-separated.
+    #[arg(long, value_name = "N,N,..", value_delimiter = ',',
+          default_values_t = [10_000, 100_000], value_parser = strata_bench::count_with_underscores)]
     sizes: Vec<usize>,
+    /// Timed operations per row.
+    #[arg(long, value_name = "K", default_value_t = 200,
+          value_parser = strata_bench::count_with_underscores)]
     ops: usize,
+    /// An existing cluster's endpoints, comma-separated `HOST:PORT`s (no private cluster).
+    #[arg(long, value_name = "H:P,H:P,..")]
     endpoints: Option<String>,
+    /// Largest size at which the naive rows run (the raw client's paged full scans and the
+    /// scans without windows); 0: never.
+    #[arg(long, value_name = "N", default_value_t = 100_000,
+          value_parser = strata_bench::count_with_underscores)]
     naive_max: usize,
+    /// Largest size at which the tables section runs; 0: never.
+    #[arg(long, value_name = "N", default_value_t = 100_000,
+          value_parser = strata_bench::count_with_underscores)]
     tables_max: usize,
+    /// The engine's bound of one call, in seconds (a limited range's first page over 10^6
+    /// keys can take longer than 5 on a loaded machine).
+    #[arg(long, value_name = "SECONDS", default_value_t = 5.0)]
     timeout: f64,
-}
-
-fn args() -> Args {
-    let mut a = Args {
-        sizes: vec![10_000, 100_000],
-        ops: 200,
-        endpoints: None,
-        naive_max: 100_000,
-        tables_max: 100_000,
-        timeout: 5.0,
-    };
-    let v: Vec<String> = std::env::args().skip(1).collect();
-    let mut i = 0;
-    while i < v.len() {
-        let val = v.get(i + 1).cloned().unwrap_or_default();
-        let num = |s: &str| s.replace('_', "").parse::<usize>().expect("a number");
-        match v[i].as_str() {
-            "--sizes" => a.sizes = val.split(',').map(num).collect(),
-            "--ops" => a.ops = num(&val),
-            "--endpoints" => a.endpoints = Some(val),
-            "--naive-max" => a.naive_max = num(&val),
-            "--tables-max" => a.tables_max = num(&val),
-            "--timeout" => a.timeout = val.parse().expect("seconds"),
-            other => panic!("unknown argument {other}"),
-        }
-        i += 2;
-    }
-    a
 }
 
 /// A private cluster, removed on drop.
@@ -731,7 +729,7 @@ fn bench_tables(eps: &[String], n: usize, ops: usize, timeout: f64) -> Vec<Row> 
 }
 
 fn main() {
-    let a = args();
+    let a = Args::parse();
     let started = Instant::now();
     let (eps, cluster) = match &a.endpoints {
         Some(e) => (e.split(',').map(str::to_owned).collect::<Vec<_>>(), None),

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
+use clap::Parser;
 use serde_json::Value;
 use strata_hyperdb::{BatchOp, CreateOptions, Hyperdb, KeyPair, ListOptions};
 
@@ -196,17 +197,30 @@ fn scaling(sizes: &[u64]) {
     }
 }
 
-fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    let n: u64 = args
-        .iter()
-        .position(|a| a == "--n")
-        .and_then(|i| args.get(i + 1))
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(100_000);
-    let with_reference = !args.iter().any(|a| a == "--no-reference");
-    let with_scale = !args.iter().any(|a| a == "--no-scale");
+/// strata-hyperdb against the reference hyperdb 3.5.0 (node) on the same workload: put, get,
+/// list and batch rates as a markdown table, then strata-hyperdb alone at 10^4..10^6 keys.
+/// The reference is looked up in `$HYPERDB_REFERENCE`, else installed once under
+/// `target/hyperdb-bench-reference` (npm).
+#[derive(Parser)]
+#[command(name = "hyperdb")]
+struct Args {
+    /// Keys of the comparison.
+    #[arg(long, value_name = "N", default_value_t = 100_000)]
+    n: u64,
+    /// Skip the reference hyperdb (strata-hyperdb's column only).
+    #[arg(long = "no-reference", action = clap::ArgAction::SetFalse)]
+    with_reference: bool,
+    /// Skip the scaling table (strata-hyperdb at 10^4, 10^5 and 10^6 keys).
+    #[arg(long = "no-scale", action = clap::ArgAction::SetFalse)]
+    with_scale: bool,
+}
 
+fn main() {
+    let Args {
+        n,
+        with_reference,
+        with_scale,
+    } = Args::parse();
     eprintln!("strata-hyperdb, {n} keys ...");
     let s = strata(n);
     let r = if with_reference {

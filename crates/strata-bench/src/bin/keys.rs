@@ -2,7 +2,7 @@
 //! encoded and decoded by every codec in one run.
 //!
 //! ```text
-//! cargo run --release -p strata-bench --bin keys [-- --rows N]
+//! cargo run --release -p strata-bench --bin keys [-- --rows N] [--only TEXT] [--profile CODEC]
 //! ```
 //!
 //! Prints a markdown table: ns per tuple (encode, decode, both; the thread's CPU time on Linux), MB/s of encoded output, total
@@ -16,6 +16,8 @@
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
+
+use clap::Parser;
 
 use strata_key::codec::native::NativeCodec;
 use strata_key::codec::native_serde::{from_key, to_key_into};
@@ -240,21 +242,33 @@ where
     }
 }
 
+/// Key codec benchmark: one corpus of realistic keys (tenant, user id, name, timestamp, uuid)
+/// encoded and decoded by every codec; a markdown table on stdout.
+#[derive(Parser)]
+#[command(name = "keys")]
+struct Args {
+    /// Tuples in the corpus.
+    #[arg(long, value_name = "N", default_value_t = 200_000)]
+    rows: usize,
+    /// Time only the codecs whose name contains this text (the others are not timed).
+    #[arg(long, value_name = "TEXT")]
+    only: Option<String>,
+    /// Instead of the table: encode and decode the corpus exactly once with one codec, in
+    /// `profile_encode` / `profile_decode` (for callgrind).
+    #[arg(long, value_name = "CODEC",
+          value_parser = ["native-serde", "native-value", "storekey", "fdb-tuple"])]
+    profile: Option<String>,
+}
+
 fn main() {
-    let mut n = 200_000usize;
-    let mut only: Option<String> = None;
-    let mut args = std::env::args().skip(1);
-    while let Some(a) = args.next() {
-        match a.as_str() {
-            "--rows" => n = args.next().and_then(|v| v.parse().ok()).unwrap_or(n),
-            "--only" => only = args.next(),
-            "--profile" => {
-                let codec = args.next().unwrap_or_default();
-                profile(&codec, n);
-                return;
-            }
-            _ => {}
-        }
+    let Args {
+        rows: n,
+        only,
+        profile: codec,
+    } = Args::parse();
+    if let Some(codec) = codec {
+        profile(&codec, n);
+        return;
     }
     ONLY.with(|o| *o.borrow_mut() = only);
     let min = Duration::from_millis(600);

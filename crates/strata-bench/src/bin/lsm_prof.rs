@@ -15,6 +15,8 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
+use clap::Parser;
+
 use strata_lsm::{
     Cursor, Direction, Engine, KeyRange, LsmEngine, LsmOptions, SyncMode, WriteBatch,
 };
@@ -149,15 +151,46 @@ fn prof_cursorseq(e: &LsmEngine) -> u64 {
     seen
 }
 
+/// Read-path profiling harness for the Strata LSM: builds a database like `lsm`'s main one in
+/// `--dir` (on first use; reused after), then runs one read phase in a function of its own,
+/// for `valgrind --tool=callgrind --toggle-collect='*prof_*'`.
+#[derive(Parser)]
+#[command(name = "lsm_prof")]
+struct Args {
+    /// The database directory (built on first use and reused: delete it to rebuild).
+    #[arg(long, value_name = "D")]
+    dir: PathBuf,
+    /// Entries (N sequential puts, then N random overwrites).
+    #[arg(long, value_name = "N", default_value_t = 100_000)]
+    n: u64,
+    /// Hash stripes of the engine.
+    #[arg(long, value_name = "S", default_value_t = 256)]
+    stripes: u32,
+    /// Operations of the phase [default: N].
+    #[arg(long, value_name = "K")]
+    ops: Option<u64>,
+    /// The phase: readrandom, getwith, seekrandom, rangeseek, readseq or cursorseq.
+    #[arg(long, default_value = "readrandom")]
+    phase: String,
+    /// Block cache, MiB (as the `lsm` bench).
+    #[arg(long, value_name = "M", default_value_t = 256)]
+    cache_mib: usize,
+    /// After building: flush and wait for compactions to finish.
+    #[arg(long)]
+    settle: bool,
+    /// No warming reads (the cache holds only what the build left in it).
+    #[arg(long)]
+    cold: bool,
+}
+
 fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    let arg = |name: &str| strata_bench::flag_value(&args, name);
-    let dir = PathBuf::from(arg("--dir").expect("--dir D"));
-    let n: u64 = arg("--n").map_or(100_000, |s| s.parse().expect("--n"));
-    let stripes: u32 = arg("--stripes").map_or(256, |s| s.parse().expect("--stripes"));
-    let ops: u64 = arg("--ops").map_or(n, |s| s.parse().expect("--ops"));
-    let phase = arg("--phase").unwrap_or_else(|| "readrandom".into());
-    let cache_mib: usize = arg("--cache-mib").map_or(256, |s| s.parse().expect("--cache-mib"));
+    let args = Args::parse();
+    let dir = args.dir;
+    let n = args.n;
+    let stripes = args.stripes;
+    let ops = args.ops.unwrap_or(n);
+    let phase = args.phase;
+    let cache_mib = args.cache_mib;
     let fresh = !dir.exists();
     let opts = LsmOptions {
         stripes,
@@ -169,7 +202,7 @@ fn main() {
     if fresh {
         let t = Instant::now();
         build(&e, n);
-        if args.iter().any(|a| a == "--settle") {
+        if args.settle {
             e.flush().expect("flush");
             e.wait_for_compactions().expect("settle");
         }
@@ -177,7 +210,7 @@ fn main() {
     }
     // `--cold`: no warming (as the `lsm` bench's readrandom, which starts on the cache the
     // writes left; at 10^7 most reads miss the cache anyway).
-    let cold = args.iter().any(|a| a == "--cold");
+    let cold = args.cold;
     // Warm the block cache (outside the measured function): read everything once.
     let warm = if cold {
         0

@@ -25,6 +25,8 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use clap::Parser;
+
 use strata::{
     Batch, Db, DbOptions, Item, Key, KeyField, Query, Scan, SortCondition, Table, TableSchema,
 };
@@ -200,24 +202,58 @@ fn open(dir: &Path, cache_mb: Option<usize>) -> (Db, Table) {
     (db, t)
 }
 
+/// Read-path profiling harness for Strata tables: builds the `tables` benchmark's table in
+/// `--dir` (on first use; reused after), then runs one phase in a function of its own, for
+/// `valgrind --tool=callgrind --toggle-collect='*prof_*'`.
+#[derive(Parser)]
+#[command(name = "tables_prof")]
+struct Args {
+    /// The database directory (built on first use and reused; `load` always builds afresh).
+    #[arg(long, value_name = "D")]
+    dir: PathBuf,
+    /// Partitions of the table.
+    #[arg(long, value_name = "P", default_value_t = 1000)]
+    parts: usize,
+    /// Items per partition.
+    #[arg(long, value_name = "N", default_value_t = 100)]
+    per: usize,
+    /// Operations of the phase.
+    #[arg(long, value_name = "K", default_value_t = 1000)]
+    ops: usize,
+    /// The phase: load, compact, get, query, range, scan or scan4.
+    #[arg(long, default_value = "query")]
+    phase: String,
+    /// The typed API (`put_as` / `get_as` / `query_as` / `scan_as` with `Row`), not `Item`s.
+    #[arg(long)]
+    typed: bool,
+    /// The range phase's condition `ts < 20` instead of `ts between 20 and 39`.
+    #[arg(long)]
+    lt: bool,
+    /// Collect each query's page (`query_as` / `query`) instead of streaming its rows.
+    #[arg(long)]
+    pages: bool,
+    /// Block cache, MiB [default: `DbOptions`' 64].
+    #[arg(long, value_name = "M")]
+    cache_mb: Option<usize>,
+    /// Run G random gets first (not profiled), as the benchmark's get phase does.
+    #[arg(long, value_name = "G")]
+    warm: Option<usize>,
+}
+
 fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    let arg = |name: &str| strata_bench::flag_value(&args, name);
-    let dir = PathBuf::from(arg("--dir").expect("--dir D"));
-    let parts: usize = arg("--parts").map_or(1000, |s| s.parse().expect("--parts"));
-    let per: usize = arg("--per").map_or(100, |s| s.parse().expect("--per"));
-    let ops: usize = arg("--ops").map_or(1000, |s| s.parse().expect("--ops"));
-    let phase = arg("--phase").unwrap_or_else(|| "query".into());
-    let typed = args.iter().any(|a| a == "--typed");
-    PAGES.store(
-        args.iter().any(|a| a == "--pages"),
-        std::sync::atomic::Ordering::Relaxed,
-    );
+    let args = Args::parse();
+    let dir = args.dir;
+    let parts = args.parts;
+    let per = args.per;
+    let ops = args.ops;
+    let phase = args.phase;
+    let typed = args.typed;
+    PAGES.store(args.pages, std::sync::atomic::Ordering::Relaxed);
     if phase == "load" {
         let _ = std::fs::remove_dir_all(&dir);
     }
     let fresh = !dir.exists();
-    let cache_mb = arg("--cache-mb").map(|s| s.parse().expect("--cache-mb"));
+    let cache_mb = args.cache_mb;
     let (db, t) = open(&dir, cache_mb);
     if fresh && phase != "load" {
         let t0 = Instant::now();
@@ -225,7 +261,7 @@ fn main() {
         db.compact().expect("compact");
         eprintln!("built {} items in {:?}", parts * per, t0.elapsed());
     }
-    if let Some(w) = arg("--warm").map(|s| s.parse::<usize>().expect("--warm")) {
+    if let Some(w) = args.warm {
         // As the `tables` benchmark's get phase before its queries (not profiled).
         let t0 = Instant::now();
         warm(&t, parts, per, w);
@@ -241,7 +277,7 @@ fn main() {
         }
         "get" => prof_get(&t, parts, per, ops, typed),
         "query" => prof_query(&t, parts, ops, typed),
-        "range" => prof_range(&t, parts, ops, typed, args.iter().any(|a| a == "--lt")),
+        "range" => prof_range(&t, parts, ops, typed, args.lt),
         "scan" => prof_scan(&t, typed),
         "scan4" => prof_scan4(&t, typed),
         "compact" => {

@@ -7,7 +7,7 @@
 //! ```text
 //! crates/strata-bench/peers/install-dynamodb-peers.sh     # once: dynalite + moto
 //! cargo build --release -p strata-cli -p strata-bench --bin strata --bin dynamodb
-//! target/release/dynamodb [--secs 3] [--clients 1,8,64] [--targets embedded,strata,dynalite,moto] [--sync none|always]
+//! target/release/dynamodb [--secs 3] [--clients 1,8,64] [--targets embedded,strata,dynalite,moto] [--sync none|always] [--ops PutItem,..]
 //! ```
 //! Peers that are not installed are skipped with a notice saying how to install them.
 
@@ -18,6 +18,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use clap::Parser;
 use target::{HttpTarget, Target};
 use workload::Op;
 
@@ -29,54 +30,43 @@ struct Cell {
     errors: u64,
 }
 
+/// The DynamoDB API: Strata (embedded and `strata serve`) against dynalite and moto —
+/// PutItem, GetItem, Query, UpdateItem, BatchWriteItem requests/s and p99 latency at several
+/// client counts over loopback. `strata serve` is `$STRATA_BIN` or `strata` beside this binary;
+/// the peers are looked up in `$STRATA_BENCH_PEERS` (default `~/.cache/strata-bench-peers`,
+/// `peers/install-dynamodb-peers.sh`); peers not installed are skipped with a notice.
+#[derive(Parser)]
+#[command(name = "dynamodb")]
 struct Options {
+    /// Measured seconds per cell (after a 300 ms warm-up).
+    #[arg(long, value_name = "SECONDS", default_value_t = 3.0)]
     secs: f64,
+    /// Concurrent clients, comma-separated (one column each).
+    #[arg(long, value_name = "N,N,..", value_delimiter = ',', default_values_t = [1, 8, 64])]
     clients: Vec<usize>,
+    /// Systems to measure, comma-separated, in this order.
+    #[arg(long, value_name = "T,T,..", value_delimiter = ',',
+          value_parser = ["embedded", "strata", "dynalite", "moto"],
+          default_values = ["embedded", "strata", "dynalite", "moto"])]
     targets: Vec<String>,
+    /// Strata's durability: `none` (OS buffers) or `always` (fsync every write).
+    #[arg(long, default_value = "none", value_parser = ["none", "always"])]
     sync: String,
+    /// Operations to measure, comma-separated (any case).
+    #[arg(long, value_name = "OP,OP,..", value_delimiter = ',', value_parser = op_named,
+          default_values = ["PutItem", "GetItem", "Query", "UpdateItem", "BatchWriteItem"])]
     ops: Vec<Op>,
 }
 
-fn options() -> Options {
-    let mut o = Options {
-        secs: 3.0,
-        clients: vec![1, 8, 64],
-        targets: ["embedded", "strata", "dynalite", "moto"]
-            .map(String::from)
-            .to_vec(),
-        sync: "none".into(),
-        ops: Op::ALL.to_vec(),
-    };
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let mut i = 0;
-    while i < args.len() {
-        let v = args.get(i + 1).cloned().unwrap_or_default();
-        match args[i].as_str() {
-            "--secs" => o.secs = v.parse().expect("--secs SECONDS"),
-            "--clients" => {
-                o.clients = v
-                    .split(',')
-                    .map(|c| c.parse().expect("--clients N,N,..."))
-                    .collect()
-            }
-            "--targets" => o.targets = v.split(',').map(String::from).collect(),
-            "--sync" => o.sync = v,
-            "--ops" => {
-                o.ops = v
-                    .split(',')
-                    .map(|n| {
-                        *Op::ALL
-                            .iter()
-                            .find(|op| op.name().eq_ignore_ascii_case(n))
-                            .unwrap_or_else(|| panic!("unknown op {n}"))
-                    })
-                    .collect()
-            }
-            other => panic!("unknown argument {other}"),
-        }
-        i += 2;
-    }
-    o
+/// A clap value parser: the operation named `s` (any case).
+fn op_named(s: &str) -> Result<Op, String> {
+    Op::ALL
+        .into_iter()
+        .find(|op| op.name().eq_ignore_ascii_case(s))
+        .ok_or_else(|| {
+            let names: Vec<&str> = Op::ALL.iter().map(|op| op.name()).collect();
+            format!("unknown op (known: {})", names.join(", "))
+        })
 }
 
 fn summarize(mut lat: Vec<u32>, elapsed: Duration, errors: u64) -> Cell {
@@ -262,7 +252,7 @@ fn ratio(a: Option<&Cell>, b: Option<&Cell>) -> String {
 }
 
 fn main() {
-    let o = options();
+    let o = Options::parse();
     let dir = tempfile::tempdir().expect("tempdir");
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

@@ -46,6 +46,8 @@
 
 use std::path::PathBuf;
 
+use clap::Parser;
+
 mod child;
 mod engines;
 mod fillsync;
@@ -56,26 +58,65 @@ const BATCH: usize = 1000;
 const VALUE: usize = 100;
 const SEEK_NEXT: usize = 10;
 
+/// db_bench-style comparison of the Strata LSM with its peers, one engine per child process:
+/// fillseq, fillrandom, overwrite, fillsync (in rotated rounds), readrandom, seekrandom,
+/// readseq; 16-byte keys, 100-byte values. Environment: `LSM_BENCH_SHAPE=1` (Strata's LSM
+/// shape as notes), `LSM_BENCH_NO_SEEK=1` (skip seekrandom),
+/// `LSM_BENCH_DISKSTAT=/sys/block/<dev>/stat` (device counters per fillsync write).
+#[derive(Parser)]
+#[command(name = "lsm")]
+struct Args {
+    /// Entries per engine (KeystoneDB: `--kstone-n`).
+    #[arg(long, value_name = "N", default_value_t = 1_000_000)]
+    n: u64,
+    /// Entries for KeystoneDB (it fsyncs every put).
+    #[arg(long, value_name = "N", default_value_t = 20_000)]
+    kstone_n: u64,
+    /// Block cache budget of every engine, in MiB.
+    #[arg(long, value_name = "MB", default_value_t = 256)]
+    cache_mb: usize,
+    /// Rounds of the fillsync phase (at least 1).
+    #[arg(long, value_name = "R", default_value_t = fillsync::DEFAULT_ROUNDS,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    sync_rounds: u64,
+    /// Directory of the engines' databases (relative: to the current directory).
+    #[arg(long, value_name = "DIR", default_value = "target/bench-lsm")]
+    dir: PathBuf,
+    /// Engines, comma-separated: strata, strata-pread, strata-256, fjall, redb, lmdb, sled,
+    /// rocksdb (built with `--features rocksdb`), kstone [default: all but strata-pread].
+    #[arg(long, value_name = "E,E,..", value_delimiter = ',', value_parser = engine_name)]
+    engines: Option<Vec<String>>,
+    /// Run every phase of engine E in this process (what the parent starts for each engine;
+    /// alone, fillsync runs inline as one round).
+    #[arg(long, value_name = "E", value_parser = engine_name)]
+    child: Option<String>,
+    /// With `--child`: wait with the database open after readseq and run the fillsync rounds
+    /// the parent sends on stdin.
+    #[arg(long, requires = "child")]
+    serve_fillsync: bool,
+}
+
+/// A clap value parser: `s` if `engines::open` knows it.
+fn engine_name(s: &str) -> Result<String, String> {
+    if engines::NAMES.contains(&s) {
+        Ok(s.to_string())
+    } else {
+        Err(format!(
+            "unknown engine (known: {})",
+            engines::NAMES.join(", ")
+        ))
+    }
+}
+
 fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    let arg = |name: &str| strata_bench::flag_value(&args, name);
-    let n: u64 = arg("--n")
-        .map(|s| s.parse().expect("--n N"))
-        .unwrap_or(1_000_000);
-    let kstone_n: u64 = arg("--kstone-n")
-        .map(|s| s.parse().expect("--kstone-n N"))
-        .unwrap_or(20_000);
-    let cache = arg("--cache-mb")
-        .map(|s| s.parse::<usize>().expect("--cache-mb MB"))
-        .unwrap_or(256)
-        << 20;
-    let rounds: u64 = arg("--sync-rounds")
-        .map(|s| s.parse().expect("--sync-rounds R"))
-        .unwrap_or(fillsync::DEFAULT_ROUNDS);
-    let base = PathBuf::from(arg("--dir").unwrap_or_else(|| "target/bench-lsm".into()));
-    if let Some(engine) = arg("--child") {
-        let serve = args.iter().any(|a| a == "--serve-fillsync");
-        child::child(&engine, &base, n, cache, serve);
+    let args = Args::parse();
+    let n = args.n;
+    let kstone_n = args.kstone_n;
+    let cache = args.cache_mb << 20;
+    let rounds = args.sync_rounds;
+    let base = args.dir;
+    if let Some(engine) = args.child {
+        child::child(&engine, &base, n, cache, args.serve_fillsync);
         return;
     }
     let mut default_engines = vec!["strata", "strata-256", "fjall", "redb", "lmdb", "sled"];
@@ -83,8 +124,8 @@ fn main() {
         default_engines.push("rocksdb");
     }
     default_engines.push("kstone");
-    let engines: Vec<String> = match arg("--engines") {
-        Some(s) => s.split(',').map(str::to_string).collect(),
+    let engines: Vec<String> = match args.engines {
+        Some(e) => e,
         None => default_engines.iter().map(|s| s.to_string()).collect(),
     };
     let exe = std::env::current_exe().expect("exe");

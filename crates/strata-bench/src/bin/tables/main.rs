@@ -34,6 +34,8 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use clap::Parser;
+
 mod kstone_run;
 mod sqlite_run;
 mod strata_run;
@@ -172,45 +174,30 @@ fn remove(dir: &Path) {
     }
 }
 
-/// Command-line arguments: three optional counts, `--rounds N`, `--memory`.
+/// Strata tables against SQLite and KeystoneDB 0.1.0: bulk load, get, query, range and scan
+/// rates, measured in rounds (rates: medians over the rounds; ratios: medians of the per-round
+/// ratios). Results: markdown tables on stdout, progress on stderr.
+#[derive(Parser)]
+#[command(name = "tables")]
 struct Args {
+    /// Partitions of the Strata and SQLite tables.
+    #[arg(value_name = "PARTITIONS", default_value_t = 10_000)]
     parts: usize,
+    /// Sort keys (items) per partition, for every database.
+    #[arg(value_name = "PER_PARTITION", default_value_t = 100)]
     per: usize,
+    /// Partitions of the KeystoneDB table (it fsyncs every put, so it gets a smaller table).
+    #[arg(value_name = "KSTONE_PARTITIONS", default_value_t = 200)]
     kparts: usize,
+    /// Rounds of every phase (each rate is the median over the rounds); at least 1.
+    #[arg(long, value_name = "N", default_value_t = 3, value_parser = strata_bench::count_at_least_one)]
     rounds: usize,
+    /// Run Strata on its in-memory engine instead of on disk.
+    #[arg(long)]
     memory: bool,
+    /// Open Strata with `DbOptions::mmap_reads = false` (every block read through `pread`).
+    #[arg(long = "no-mmap-reads", action = clap::ArgAction::SetFalse)]
     mmap_reads: bool,
-}
-
-fn args() -> Args {
-    let all: Vec<String> = std::env::args().skip(1).collect();
-    let mut counts = Vec::new();
-    let mut rounds = 3;
-    let mut memory = false;
-    let mut mmap_reads = true;
-    let mut it = all.iter();
-    while let Some(a) = it.next() {
-        match a.as_str() {
-            "--memory" => memory = true,
-            "--no-mmap-reads" => mmap_reads = false,
-            "--rounds" => {
-                rounds = it
-                    .next()
-                    .and_then(|r| r.parse().ok())
-                    .filter(|&r| r > 0)
-                    .expect("--rounds takes a count ≥ 1");
-            }
-            other => counts.push(other.parse::<usize>().expect("counts are integers")),
-        }
-    }
-    Args {
-        parts: counts.first().copied().unwrap_or(10_000),
-        per: counts.get(1).copied().unwrap_or(100),
-        kparts: counts.get(2).copied().unwrap_or(200),
-        rounds,
-        memory,
-        mmap_reads,
-    }
 }
 
 fn main() {
@@ -221,7 +208,7 @@ fn main() {
         rounds,
         memory,
         mmap_reads,
-    } = args();
+    } = Args::parse();
     let dir = tempfile::tempdir().expect("tempdir");
     let started = Instant::now();
     let n = parts * per;

@@ -31,7 +31,21 @@ pub trait Kv {
     }
 }
 
-/// Opens `engine` (a name of `--engines`) in `dir`.
+/// The engines `open` knows (the names `--engines` and `--child` accept).
+pub const NAMES: &[&str] = &[
+    "strata",
+    "strata-pread",
+    "strata-256",
+    "fjall",
+    "redb",
+    "lmdb",
+    "sled",
+    #[cfg(feature = "rocksdb")]
+    "rocksdb",
+    "kstone",
+];
+
+/// Opens `engine` (a name of `--engines`, one of `NAMES`) in `dir`.
 pub fn open(engine: &str, dir: &Path, cache: usize) -> Box<dyn Kv> {
     match engine {
         "strata" => Box::new(strata::open(dir, cache, None, false)),
