@@ -283,6 +283,7 @@ mod tests {
             }
             let want = entries.iter().position(|e| e.last_key.as_slice() >= target.as_slice()).unwrap_or(entries.len());
             prop_assert_eq!(ix.find(&target), want);
+            prop_assert_eq!(ix.find_block(&target), entries.get(want).map(|e| (want, (e.off, e.len))));
         }
 
         /// Keys with long shared prefixes, zero bytes and lengths around the 8- and 16-byte
@@ -303,6 +304,53 @@ mod tests {
             }
             for (i, e) in entries.iter().enumerate() {
                 prop_assert_eq!(ix.find(&e.last_key), i);
+            }
+        }
+    }
+
+    /// Every size of Eytzinger tree from empty to past several powers of two (complete and
+    /// partial last levels), both head widths: every key, the keys just below and above each
+    /// and both ends are found with their block's number and location.
+    #[test]
+    fn eytzinger_search_at_every_size() {
+        let key = |v: u128| [b"p".as_slice(), &v.to_be_bytes()].concat();
+        for n in 0..300u128 {
+            for wide in [false, true] {
+                // Wide: neighbours of a triple share their first 8 bytes after the prefix.
+                let val = |i: u128| {
+                    if wide {
+                        (i / 3) << 64 | (i % 3 * 10 + 10)
+                    } else {
+                        i * 10 + 10
+                    }
+                };
+                let vals: Vec<u128> = (0..n).map(val).collect();
+                let entries: Vec<IndexEntry> = vals
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &v)| IndexEntry {
+                        last_key: key(v),
+                        off: 1000 + i as u64,
+                        len: 7 * i as u32,
+                    })
+                    .collect();
+                let ix = FlatIndex::new(&entries);
+                assert!(n < 2 || ix.wide() == wide, "n {n}");
+                for i in 0..entries.len() {
+                    assert_eq!(ix.handle(i), (1000 + i as u64, 7 * i as u32));
+                }
+                let targets = vals
+                    .iter()
+                    .flat_map(|&v| [v - 1, v, v + 1])
+                    .chain([0, u128::MAX]);
+                for t in targets {
+                    let want = vals.iter().position(|&v| v >= t);
+                    assert_eq!(
+                        ix.find_block(&key(t)),
+                        want.map(|i| (i, (1000 + i as u64, 7 * i as u32))),
+                        "n {n} wide {wide} target {t}"
+                    );
+                }
             }
         }
     }
