@@ -3,7 +3,10 @@
 //! searches these arrays (no pointer per key to follow), which keeps the index compact and its
 //! probes cache-friendly.
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use super::keycmp;
+use super::pool::{Chunks, CHUNK_WORDS};
 use super::table::IndexEntry;
 use crate::hint::prefetch;
 
@@ -13,23 +16,27 @@ use crate::hint::prefetch;
 /// each key, its head holds the bytes after the prefix as a big-endian integer (zero-padded),
 /// so that most steps of a lookup compare one integer instead of two byte strings. Heads are a
 /// filter only: when two heads are equal the keys are compared in full (`ends` and `keys`:
-/// two more cache misses in a large index). See `Heads` for their width.
+/// two more cache misses in a large index). See `Head` for their width.
 ///
-/// The heads are searched in Eytzinger order (`Heads`: the implicit binary tree stored level
+/// The heads are searched in Eytzinger order (`Nodes`: the implicit binary tree stored level
 /// by level, node `k`'s children at `2k` and `2k + 1`): the top levels of a file's search share
 /// a few lines (kept in the CPU caches across reads), and the four nodes two levels below the
 /// current one are contiguous, so they are asked for while the current one is compared: the
 /// search's misses overlap instead of waiting for one another (session 16 put 63% of
 /// `find`'s time at 10^7 items on one load of a sorted array's head). Each node carries its
 /// block's location and number, so the block found is read from a line the search touched.
-#[derive(Debug, Default, Clone)]
+/// The nodes live in chunks of the huge-page pool ([`super::pool`]): the deep levels of a
+/// search touch lines on different pages of a file's index, each a TLB miss with 4 KiB pages.
+#[derive(Debug, Clone)]
 pub struct FlatIndex {
     keys: Vec<u8>,
     ends: Vec<usize>,
-    /// For block `i`, its node in `heads` (Eytzinger order).
+    /// For block `i`, its node in `nodes` (Eytzinger order).
     pos: Vec<u32>,
     prefix: usize,
-    heads: Heads,
+    /// True when the heads are 16 bytes (see [`Head`]).
+    wide: bool,
+    nodes: Nodes,
 }
 
 /// A node of the Eytzinger-ordered index: a block's head, location and number (32 bytes, so
@@ -50,16 +57,133 @@ struct Node<H> {
 /// values): with 8-byte heads most lookups in a tables database ended in full comparisons
 /// (~70% of a lookup's time at 10^7 items). Keys that differ within 8 bytes (the `lsm`
 /// bench's) keep 8-byte heads: 16-byte ones cost them ~40% more instructions per lookup.
-/// Nodes in Eytzinger order from index 1 (node 0 is unused).
-#[derive(Debug, Clone)]
-enum Heads {
-    Narrow(Vec<Node<u64>>),
-    Wide(Vec<Node<u128>>),
+trait Head: Copy + Ord + Default {
+    /// The head from a node's first two words.
+    fn from_words(hi: u64, lo: u64) -> Self;
+    /// The head as a node's first two words.
+    fn to_words(self) -> (u64, u64);
 }
 
-impl Default for Heads {
-    fn default() -> Self {
-        Heads::Narrow(Vec::new())
+impl Head for u64 {
+    #[inline(always)]
+    fn from_words(hi: u64, _: u64) -> u64 {
+        hi
+    }
+    fn to_words(self) -> (u64, u64) {
+        (self, 0)
+    }
+}
+
+impl Head for u128 {
+    #[inline(always)]
+    fn from_words(hi: u64, lo: u64) -> u128 {
+        u128::from(hi) << 64 | u128::from(lo)
+    }
+    fn to_words(self) -> (u64, u64) {
+        ((self >> 64) as u64, self as u64)
+    }
+}
+
+/// Words of a node in the pool: head (high word, low word), offset, length | block << 32.
+const NODE_WORDS: usize = 4;
+/// Nodes of a chunk of the pool.
+const CHUNK_NODES: usize = CHUNK_WORDS / NODE_WORDS;
+
+/// An index's nodes in Eytzinger order from index 1 (node 0 unused), in chunks of the pool:
+/// node `k` is words `4 (k % 256)..` of chunk `k / 256` (so nodes `4k..4k+4` are the two
+/// lines from byte `128 (k % 64)` of a chunk).
+struct Nodes {
+    chunks: Chunks,
+    /// Nodes held, node 0 included (0 for an empty index).
+    count: usize,
+}
+
+impl std::fmt::Debug for Nodes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Nodes").field("count", &self.count).finish()
+    }
+}
+
+impl Clone for Nodes {
+    /// The same nodes in chunks of their own.
+    fn clone(&self) -> Nodes {
+        let out = Nodes {
+            chunks: Chunks::new(self.count.div_ceil(CHUNK_NODES)),
+            count: self.count,
+        };
+        for k in 0..self.count {
+            if let (Some(from), Some(to)) = (self.words(k), out.words(k)) {
+                for (a, b) in from.iter().zip(to) {
+                    b.store(a.load(Ordering::Relaxed), Ordering::Relaxed);
+                }
+            }
+        }
+        out
+    }
+}
+
+impl Nodes {
+    /// `nodes` (node 0 included) copied into chunks of the pool.
+    fn new<H: Head>(nodes: &[Node<H>]) -> Nodes {
+        let count = if nodes.len() > 1 { nodes.len() } else { 0 };
+        let out = Nodes {
+            chunks: Chunks::new(count.div_ceil(CHUNK_NODES)),
+            count,
+        };
+        for (k, n) in nodes.iter().enumerate().take(count) {
+            if let Some(w) = out.words(k) {
+                let (hi, lo) = n.head.to_words();
+                w[0].store(hi, Ordering::Relaxed);
+                w[1].store(lo, Ordering::Relaxed);
+                w[2].store(n.off, Ordering::Relaxed);
+                w[3].store(
+                    u64::from(n.len) | u64::from(n.block) << 32,
+                    Ordering::Relaxed,
+                );
+            }
+        }
+        out
+    }
+
+    /// Node `k`'s words (`None` past the nodes).
+    #[inline(always)]
+    fn words(&self, k: usize) -> Option<&[AtomicU64; NODE_WORDS]> {
+        if k >= self.count {
+            return None;
+        }
+        let at = k % CHUNK_NODES * NODE_WORDS;
+        self.chunks
+            .get(k / CHUNK_NODES)?
+            .0
+            .get(at..at + NODE_WORDS)?
+            .try_into()
+            .ok()
+    }
+
+    /// Node `k` (`None` past the nodes).
+    #[inline(always)]
+    fn node<H: Head>(&self, k: usize) -> Option<Node<H>> {
+        let w = self.words(k)?;
+        let len_block = w[3].load(Ordering::Relaxed);
+        Some(Node {
+            head: H::from_words(w[0].load(Ordering::Relaxed), w[1].load(Ordering::Relaxed)),
+            off: w[2].load(Ordering::Relaxed),
+            len: len_block as u32,
+            block: (len_block >> 32) as u32,
+        })
+    }
+
+    /// Asks for nodes `k..k+4` (`k` a multiple of 4: two lines of one chunk).
+    #[inline(always)]
+    fn prefetch4(&self, k: usize) {
+        if let Some(c) = self.chunks.get(k / CHUNK_NODES) {
+            let p =
+                c.0.as_ptr()
+                    .wrapping_add(k % CHUNK_NODES * NODE_WORDS)
+                    .cast::<u8>();
+            prefetch(p);
+            prefetch(p.wrapping_add(64));
+        }
     }
 }
 
@@ -135,7 +259,8 @@ impl FlatIndex {
             ends: Vec::with_capacity(entries.len()),
             pos: vec![0; entries.len()],
             prefix: 0,
-            heads: Heads::default(),
+            wide: false,
+            nodes: Nodes::new::<u64>(&[]),
         };
         if let (Some(a), Some(b)) = (entries.first(), entries.last()) {
             ix.prefix = a
@@ -153,10 +278,11 @@ impl FlatIndex {
             .iter()
             .map(|e| head16(&e.last_key, ix.prefix))
             .collect();
-        ix.heads = if wide.windows(2).all(|w| w[0] >> 64 != w[1] >> 64) {
-            Heads::Narrow(eytzinger(entries, |i| (wide[i] >> 64) as u64, &mut ix.pos))
+        ix.wide = !wide.windows(2).all(|w| w[0] >> 64 != w[1] >> 64);
+        ix.nodes = if ix.wide {
+            Nodes::new(&eytzinger(entries, |i| wide[i], &mut ix.pos))
         } else {
-            Heads::Wide(eytzinger(entries, |i| wide[i], &mut ix.pos))
+            Nodes::new(&eytzinger(entries, |i| (wide[i] >> 64) as u64, &mut ix.pos))
         };
         ix
     }
@@ -179,11 +305,9 @@ impl FlatIndex {
 
     /// Offset and length (without its CRC) of block `i`.
     pub fn handle(&self, i: usize) -> (u64, u32) {
-        let k = self.pos[i] as usize;
-        match &self.heads {
-            Heads::Narrow(h) => (h[k].off, h[k].len),
-            Heads::Wide(h) => (h[k].off, h[k].len),
-        }
+        self.nodes
+            .node::<u64>(self.pos[i] as usize)
+            .map_or((0, 0), |n| (n.off, n.len))
     }
 
     /// Index of the first block whose last key is `>= target` (`len()` when none is).
@@ -209,32 +333,22 @@ impl FlatIndex {
         }
         // `target` starts with the prefix (or is a proper prefix of it: then its head is 0
         // and the full comparison below decides).
-        match &self.heads {
-            Heads::Narrow(h) => self.search(h, head(target, p), target),
-            Heads::Wide(h) => self.search(h, head16(target, p), target),
+        if self.wide {
+            self.search(head16(target, p), target)
+        } else {
+            self.search(head(target, p), target)
         }
     }
 
     /// [`FlatIndex::find_block`] in `nodes` (8- or 16-byte heads), `th` being the target's
     /// head: the lower bound in an Eytzinger array.
     #[inline(always)]
-    fn search<H: Copy + Ord>(
-        &self,
-        nodes: &[Node<H>],
-        th: H,
-        target: &[u8],
-    ) -> Option<(usize, (u64, u32))> {
-        let n = nodes.len().saturating_sub(1);
-        let base = nodes.as_ptr();
+    fn search<H: Head>(&self, th: H, target: &[u8]) -> Option<(usize, (u64, u32))> {
         let mut k = 1;
-        while k <= n {
-            // Nodes `4k..4k+4`, two levels down (128 bytes: two or three lines), asked for
-            // now: the loads of the next levels overlap this one's instead of following it.
-            let ahead = base.wrapping_add(4 * k).cast::<u8>();
-            prefetch(ahead);
-            prefetch(ahead.wrapping_add(64));
-            prefetch(ahead.wrapping_add(127));
-            let node = &nodes[k];
+        while let Some(node) = self.nodes.node::<H>(k) {
+            // Nodes `4k..4k+4`, two levels down (two lines), asked for now: the loads of the
+            // next levels overlap this one's instead of following it.
+            self.nodes.prefetch4(4 * k);
             let below = if node.head != th {
                 node.head < th
             } else {
@@ -245,14 +359,14 @@ impl FlatIndex {
         // The last node where the search went left (the path's ones after it are the
         // right turns below it): the lower bound; 0 when it never went left.
         k >>= k.trailing_ones() + 1;
-        let node = nodes.get(k).filter(|_| k != 0)?;
+        let node = self.nodes.node::<H>(k).filter(|_| k != 0)?;
         Some((node.block as usize, (node.off, node.len)))
     }
 
-    /// True when the heads are 16 bytes (see [`Heads`]).
+    /// True when the heads are 16 bytes (see [`Head`]).
     #[cfg(test)]
     fn wide(&self) -> bool {
-        matches!(self.heads, Heads::Wide(_))
+        self.wide
     }
 
     /// Bytes held.
@@ -335,7 +449,7 @@ mod tests {
                     })
                     .collect();
                 let ix = FlatIndex::new(&entries);
-                assert!(n < 2 || ix.wide() == wide, "n {n}");
+                assert!(n < 4 || ix.wide() == wide, "n {n}");
                 for i in 0..entries.len() {
                     assert_eq!(ix.handle(i), (1000 + i as u64, 7 * i as u32));
                 }
