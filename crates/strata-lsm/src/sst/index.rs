@@ -236,6 +236,49 @@ mod tests {
         }
     }
 
+    /// Every size of index from empty to past several powers of two, both head widths:
+    /// every key, the keys just below and above each and both ends are found, with their
+    /// block's location.
+    #[test]
+    fn search_at_every_size() {
+        let key = |v: u128| [b"p".as_slice(), &v.to_be_bytes()].concat();
+        for n in 0..300u128 {
+            for wide in [false, true] {
+                // Wide: neighbours of a triple share their first 8 bytes after the prefix.
+                let val = |i: u128| {
+                    if wide {
+                        (i / 3) << 64 | (i % 3 * 10 + 10)
+                    } else {
+                        i * 10 + 10
+                    }
+                };
+                let vals: Vec<u128> = (0..n).map(val).collect();
+                let entries: Vec<IndexEntry> = vals
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &v)| IndexEntry {
+                        last_key: key(v),
+                        off: 1000 + i as u64,
+                        len: 7 * i as u32,
+                    })
+                    .collect();
+                let ix = FlatIndex::new(&entries);
+                assert!(n < 4 || ix.wide() == wide, "n {n}");
+                for i in 0..entries.len() {
+                    assert_eq!(ix.handle(i), (1000 + i as u64, 7 * i as u32));
+                }
+                let targets = vals
+                    .iter()
+                    .flat_map(|&v| [v - 1, v, v + 1])
+                    .chain([0, u128::MAX]);
+                for t in targets {
+                    let want = vals.iter().position(|&v| v >= t).unwrap_or(vals.len());
+                    assert_eq!(ix.find(&key(t)), want, "n {n} wide {wide} target {t}");
+                }
+            }
+        }
+    }
+
     /// Keys that differ within 8 bytes after the prefix keep narrow heads, keys that share
     /// more (a table partition's) get wide ones, and both find every key.
     #[test]
