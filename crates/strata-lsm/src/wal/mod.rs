@@ -5,7 +5,7 @@
 //! (put) or `0x00 key` (delete), each byte string varint-length-prefixed. Every op of a batch
 //! carries the batch's sequence number; a later op on the same key wins.
 //!
-//! Three versions are read; version 3 is written:
+//! Four versions are read; version 4 is written:
 //! - **v1** (`STRWAL01`, framing v1): records appended; the file ends after the last one.
 //! - **v2** (`STRWAL02`, framing v2: each record ends in a commit byte): the file is
 //!   pre-written with zeros in [`PREALLOC`] chunks and records are written in place, so that
@@ -19,8 +19,13 @@
 //!   tells such an **unsynced hole** (no later record claims it was synced: the end of the
 //!   recoverable prefix) from damage to synced bytes (corruption). See [`unsynced_hole`] and
 //!   `docs/format/lsm.md`.
+//! - **v4** (`STRWAL04`): v3 records cut into fragments that never cross a 4 KiB page of the
+//!   file, each checkable alone and carrying the watermark ([`fragment`]): a page lost in an
+//!   OS crash is a lost fragment, to which v3's hole rule applies, where in v3 a lost middle
+//!   page of a record bigger than a page read as a complete record with a bad checksum.
 
 mod batch;
+pub mod fragment;
 mod read;
 #[cfg(test)]
 mod tests;
@@ -28,7 +33,11 @@ mod writer;
 
 pub(crate) use batch::put_op;
 pub use batch::{decode_batch, encode_batch};
-pub use read::{decode_record, read_wal, unsynced_hole, watermark_of, Recovered, SECTOR};
+pub use fragment::{WalRecord, WalScan};
+pub use read::{
+    decode_record, read_records, read_wal, scan_records, unsynced_hole, watermark_of, Recovered,
+    SECTOR,
+};
 pub use writer::{WalWriter, BIG_RECORD, TAIL_RESERVE};
 
 use crate::record::Framing;
@@ -37,8 +46,11 @@ use crate::record::Framing;
 pub const WAL_MAGIC: &[u8; 8] = b"STRWAL01";
 /// Magic of a WAL of version 2 (read, no longer written).
 pub const WAL_MAGIC_V2: &[u8; 8] = b"STRWAL02";
-/// Magic of a WAL of version 3 (written now).
+/// Magic of a WAL of version 3 (read, no longer written).
 pub const WAL_MAGIC_V3: &[u8; 8] = b"STRWAL03";
+/// Magic of a WAL of version 4 (written now): v3 records cut into fragments that never cross
+/// a 4 KiB page ([`fragment`]).
+pub const WAL_MAGIC_V4: &[u8; 8] = b"STRWAL04";
 /// Bytes of the watermark that starts a v3 record's payload.
 pub const WATERMARK: usize = 8;
 /// Bytes of the magic (the same for every version).
@@ -59,18 +71,20 @@ pub fn prealloc_for(memtable_budget_bytes: usize) -> u64 {
         .clamp(MIN_PREALLOC, PREALLOC)
 }
 
-/// The version of a WAL (1, 2 or 3) from its first bytes: `None` when they are not a known
+/// The version of a WAL (1 to 4) from its first bytes: `None` when they are not a known
 /// magic.
 pub fn version_of(data: &[u8]) -> Option<u8> {
     match data.get(..MAGIC_LEN)? {
         m if m == WAL_MAGIC => Some(1),
         m if m == WAL_MAGIC_V2 => Some(2),
         m if m == WAL_MAGIC_V3 => Some(3),
+        m if m == WAL_MAGIC_V4 => Some(4),
         _ => None,
     }
 }
 
-/// The framing of a WAL from its first bytes (v1 for version 1, v2 for versions 2 and 3):
+/// The framing of a WAL from its first bytes (v1 for version 1, v2 for versions 2 to 4; v4 cuts
+/// records into fragments of framing v2 with a type in the length's top bits):
 /// `None` when they are not a known magic.
 pub fn framing_of(data: &[u8]) -> Option<Framing> {
     match version_of(data)? {
@@ -84,7 +98,7 @@ pub fn framing_of(data: &[u8]) -> Option<Framing> {
 /// bytes). Such a file never held an acknowledged record.
 pub fn is_unwritten(data: &[u8]) -> bool {
     data.len() < MAGIC_LEN
-        && [WAL_MAGIC, WAL_MAGIC_V2, WAL_MAGIC_V3]
+        && [WAL_MAGIC, WAL_MAGIC_V2, WAL_MAGIC_V3, WAL_MAGIC_V4]
             .iter()
             .any(|m| data.iter().zip(m.iter()).all(|(a, b)| a == b))
         || data.iter().all(|&b| b == 0)

@@ -3,7 +3,10 @@
 
 use std::path::Path;
 
+use std::borrow::Cow;
+
 use super::batch::decode_batch;
+use super::fragment::{self, WalRecord, WalScan};
 use super::{framing_of, is_unwritten, version_of, MAGIC_LEN, WATERMARK};
 use crate::coding::{crc, u32_at, u64_at};
 use crate::engine::Op;
@@ -40,7 +43,7 @@ pub const SECTOR: usize = 512;
 
 /// True when `data` is zero from `q` to the next multiple of [`SECTOR`] (or its end): what a
 /// sector holding `q` that never reached the disk reads as, once `q` is past what was synced.
-fn zero_to_sector_end(data: &[u8], q: usize) -> bool {
+pub(super) fn zero_to_sector_end(data: &[u8], q: usize) -> bool {
     let end = (q / SECTOR + 1) * SECTOR;
     data.get(q..end.min(data.len()))
         .is_some_and(|z| z.iter().all(|&b| b == 0))
@@ -68,28 +71,98 @@ fn lost_write_at(data: &[u8], pos: usize) -> bool {
         && zero_to_sector_end(data, commit)
 }
 
-/// When the damage at `offset` of a v3 WAL (`data`, the whole file) is an **unsynced hole**,
-/// why: a lost write (`lost_write_at`) that no valid record after it claims was synced
-/// (every later watermark is at most `offset`). Then nothing from `offset` on was ever covered
-/// by a completed sync, and the replay ends there like at a torn tail. `None`: corruption.
+/// When the damage at `offset` of a v3 or v4 WAL (`data`, the whole file) is an **unsynced
+/// hole**, why: a lost write (v3: `lost_write_at`; v4: the first failing fragment of the
+/// record at `offset` is one, see [`fragment::fragment_at`]) that no valid record (v4: no valid
+/// fragment) after it claims was synced (every later watermark is at most `offset`). Then
+/// nothing from `offset` on was ever covered by a completed sync, and the replay ends there
+/// like at a torn tail. `None`: corruption.
 pub fn unsynced_hole(data: &[u8], offset: u64) -> Option<String> {
     let at = usize::try_from(offset).ok()?;
-    if version_of(data) != Some(3) || at >= data.len() || !lost_write_at(data, at) {
-        return None;
-    }
-    let later = record::scan_log_framed(data, at, Framing::V2);
-    let claimed = later
-        .records
-        .iter()
-        .filter(|(o, _)| *o > offset)
-        .filter_map(|(_, p)| watermark_of(p))
-        .max();
+    let (claimed, after) = match version_of(data) {
+        Some(3) if at < data.len() && lost_write_at(data, at) => {
+            let later = record::scan_log_framed(data, at, Framing::V2);
+            let later: Vec<_> = later.records.iter().filter(|(o, _)| *o > offset).collect();
+            let claimed = later.iter().filter_map(|(_, p)| watermark_of(p)).max();
+            (claimed, later.len())
+        }
+        Some(4) if at < data.len() => {
+            let r = fragment::read_v4(data, at, false);
+            let lost_here = r.records.is_empty()
+                && r.lost
+                && matches!(r.end, LogEnd::Corrupt { offset: o, .. } if o == offset);
+            if !lost_here {
+                return None;
+            }
+            let claimed = fragment::max_watermark_after(data, at);
+            let after = fragment::scan_v4(data)
+                .records
+                .iter()
+                .filter(|r| r.offset > offset)
+                .count();
+            (claimed, after)
+        }
+        _ => return None,
+    };
     match claimed {
         Some(synced) if synced > offset => None,
         _ => Some(format!(
-            "unsynced hole: a write lost in an OS crash, {} intact record(s) after it, none synced (the end of the recoverable prefix)",
-            later.records.iter().filter(|(o, _)| *o > offset).count()
+            "unsynced hole: a write lost in an OS crash, {after} intact record(s) after it, \
+             none synced (the end of the recoverable prefix)"
         )),
+    }
+}
+
+/// The records of a WAL of `version` (its magic checked by the caller) up to its end or its
+/// first damage, without the hole rule ([`unsynced_hole`]): v1–v3 framed records, v4
+/// fragments assembled.
+pub fn read_records(data: &[u8], version: u8) -> (Vec<WalRecord<'_>>, LogEnd) {
+    if version >= 4 {
+        let r = fragment::read_v4(data, MAGIC_LEN, false);
+        return (r.records, r.end);
+    }
+    let framing = if version == 1 {
+        Framing::V1
+    } else {
+        Framing::V2
+    };
+    let c = record::read_log_framed(data, MAGIC_LEN, framing);
+    let records = c
+        .records
+        .into_iter()
+        .map(|(offset, p)| WalRecord {
+            offset,
+            end: offset + (framing.overhead() + p.len()) as u64,
+            payload: Cow::Borrowed(p),
+        })
+        .collect();
+    (records, c.end)
+}
+
+/// Every valid record of a WAL of `version` and every damage, resuming after each (for
+/// `check` and `repair`), without the hole rule.
+pub fn scan_records(data: &[u8], version: u8) -> WalScan<'_> {
+    if version >= 4 {
+        return fragment::scan_v4(data);
+    }
+    let framing = if version == 1 {
+        Framing::V1
+    } else {
+        Framing::V2
+    };
+    let s = record::scan_log_framed(data, MAGIC_LEN, framing);
+    WalScan {
+        records: s
+            .records
+            .into_iter()
+            .map(|(offset, p)| WalRecord {
+                offset,
+                end: offset + (framing.overhead() + p.len()) as u64,
+                payload: Cow::Borrowed(p),
+            })
+            .collect(),
+        damage: s.damage,
+        torn: s.torn,
     }
 }
 
@@ -116,17 +189,17 @@ pub fn read_wal(data: &[u8], path: &Path, last: bool) -> Result<Recovered> {
         }
         return Err(Error::corruption(path, 0, "WAL shorter than its magic"));
     }
-    let (Some(version), Some(framing)) = (version_of(data), framing_of(data)) else {
+    let (Some(version), Some(_)) = (version_of(data), framing_of(data)) else {
         return Err(Error::corruption(path, 0, "bad WAL magic"));
     };
-    let contents = record::read_log_framed(data, MAGIC_LEN, framing);
-    let mut batches = Vec::with_capacity(contents.records.len());
-    for (off, payload) in contents.records {
-        let b = decode_record(payload, version)
-            .map_err(|e| e.in_file(path, off + record::HEADER as u64))?;
+    let (records, end) = read_records(data, version);
+    let mut batches = Vec::with_capacity(records.len());
+    for r in records {
+        let b = decode_record(&r.payload, version)
+            .map_err(|e| e.in_file(path, r.offset + record::HEADER as u64))?;
         batches.push(b);
     }
-    let end = match contents.end {
+    let end = match end {
         LogEnd::Corrupt { offset, reason } => match unsynced_hole(data, offset) {
             Some(hole) => LogEnd::TornTail {
                 offset,

@@ -4,7 +4,8 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use super::{wal_name, MIN_PREALLOC, PREALLOC, WAL_MAGIC_V3};
+use super::fragment::{self, page_end, MIN_FRAGMENT};
+use super::{wal_name, MIN_PREALLOC, PREALLOC, WAL_MAGIC_V4};
 use crate::coding::put_varint;
 use crate::engine::WriteBatch;
 use crate::error::{Error, Result};
@@ -44,7 +45,7 @@ impl FileSyncer for MarkingSyncer {
     }
 }
 
-/// Writes batches into one WAL file (version 3).
+/// Writes batches into one WAL file (version 4).
 pub struct WalWriter {
     file: Box<dyn WritableFile>,
     syncer: Arc<dyn FileSyncer>,
@@ -58,6 +59,8 @@ pub struct WalWriter {
     chunk: u64,
     /// The record being written: header, payload, commit byte.
     framed: Vec<u8>,
+    /// A record cut into fragments (v4), when it does not fit the rest of its page.
+    fragments: Vec<u8>,
 }
 
 /// Records of this size or more are written past the end of a full WAL without extending it
@@ -84,8 +87,8 @@ impl WalWriter {
         let chunk = chunk.max(MIN_PREALLOC);
         let path = dir.join(wal_name(number));
         let mut file = fs.create(&path).map_err(Error::io(&path))?;
-        file.append(WAL_MAGIC_V3).map_err(Error::io(&path))?;
-        let magic = WAL_MAGIC_V3.len() as u64;
+        file.append(WAL_MAGIC_V4).map_err(Error::io(&path))?;
+        let magic = WAL_MAGIC_V4.len() as u64;
         extend(file.as_mut(), magic, chunk).map_err(Error::io(&path))?;
         file.sync().map_err(Error::io(&path))?;
         fs.sync_dir(dir).map_err(Error::io(dir))?;
@@ -107,6 +110,7 @@ impl WalWriter {
             allocated: chunk,
             chunk,
             framed: Vec::new(),
+            fragments: Vec::new(),
         })
     }
 
@@ -144,13 +148,34 @@ impl WalWriter {
         r
     }
 
-    /// Writes one framed record after the last one (see [`WalWriter::append`]).
+    /// Writes one framed record (one v4 [`fragment::FULL`] fragment: a v3 record) after the
+    /// last one: as it is when it fits the rest of its 4 KiB page, else cut into fragments
+    /// ([`fragment::write_fragments`]). Fewer than [`MIN_FRAGMENT`] bytes left in the page are
+    /// skipped as padding: zeros already (preallocated, or a hole when written past the end).
     fn write_record(&mut self, rec: &[u8]) -> std::io::Result<()> {
-        let end = self.bytes + rec.len() as u64;
-        if end > self.allocated && rec.len() < BIG_RECORD {
+        let mut at = self.bytes as usize;
+        if page_end(at) - at < MIN_FRAGMENT {
+            at = page_end(at);
+        }
+        if rec.len() <= page_end(at) - at {
+            return self.write_at(at as u64, rec);
+        }
+        let mut frags = std::mem::take(&mut self.fragments);
+        frags.clear();
+        fragment::write_fragments(&mut frags, at, &rec[record::HEADER..rec.len() - 1]);
+        let r = self.write_at(at as u64, &frags);
+        self.fragments = frags;
+        r
+    }
+
+    /// Writes `bytes` at `at` (at or after the end of the last record, past padding), see
+    /// [`WalWriter::append`].
+    fn write_at(&mut self, at: u64, bytes: &[u8]) -> std::io::Result<()> {
+        let end = at + bytes.len() as u64;
+        if end > self.allocated && bytes.len() < BIG_RECORD {
             self.extend_past(end)?;
         }
-        self.file.write_at(self.bytes, rec)?;
+        self.file.write_at(at, bytes)?;
         self.bytes = end;
         self.marks.written.store(end, Ordering::Release);
         self.allocated = self.allocated.max(end);
