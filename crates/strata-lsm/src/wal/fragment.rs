@@ -84,7 +84,9 @@ pub fn write_fragments(out: &mut Vec<u8>, at: usize, payload: &[u8]) {
     }
     let mut left = body;
     let mut first = true;
-    let mut frag = Vec::with_capacity(PAGE);
+    out.reserve(
+        payload.len() + (payload.len() / (PAGE - FRAGMENT_OVERHEAD) + 2) * FRAGMENT_OVERHEAD,
+    );
     while !left.is_empty() || first {
         let room = rest - FRAGMENT_OVERHEAD;
         let n = room.min(left.len());
@@ -93,11 +95,13 @@ pub fn write_fragments(out: &mut Vec<u8>, at: usize, payload: &[u8]) {
             (false, true) => LAST,
             (false, false) => MIDDLE,
         };
-        frag.clear();
-        frag.extend_from_slice(watermark);
-        frag.extend_from_slice(&left[..n]);
-        out.extend_from_slice(&fragment_header(ty, &frag, pos));
-        out.extend_from_slice(&frag);
+        // Built in `out`: room for the header, the payload, then the header over it.
+        let start = out.len();
+        out.resize(start + HEADER, 0);
+        out.extend_from_slice(watermark);
+        out.extend_from_slice(&left[..n]);
+        let h = fragment_header(ty, &out[start + HEADER..], pos);
+        out[start..start + HEADER].copy_from_slice(&h);
         out.push(COMMIT);
         left = &left[n..];
         first = false;

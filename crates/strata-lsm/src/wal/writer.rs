@@ -143,7 +143,9 @@ impl WalWriter {
     /// `WriteBatch::frame_wal_record`): the same record bytes, the ops not copied.
     pub fn append_in_place(&mut self, seq: u64, batch: &mut WriteBatch) -> std::io::Result<()> {
         let synced = self.synced();
-        let r = self.write_record(batch.frame_wal_record(seq, synced));
+        let at = self.record_start();
+        let room = page_end(at) - at;
+        let r = self.write_record(batch.frame_wal_record_within(seq, synced, room));
         batch.unframe_wal_record();
         r
     }
@@ -153,10 +155,7 @@ impl WalWriter {
     /// ([`fragment::write_fragments`]). Fewer than [`MIN_FRAGMENT`] bytes left in the page are
     /// skipped as padding: zeros already (preallocated, or a hole when written past the end).
     fn write_record(&mut self, rec: &[u8]) -> std::io::Result<()> {
-        let mut at = self.bytes as usize;
-        if page_end(at) - at < MIN_FRAGMENT {
-            at = page_end(at);
-        }
+        let at = self.record_start();
         if rec.len() <= page_end(at) - at {
             return self.write_at(at as u64, rec);
         }
@@ -166,6 +165,17 @@ impl WalWriter {
         let r = self.write_at(at as u64, &frags);
         self.fragments = frags;
         r
+    }
+
+    /// Where the next record starts: after the last one, or at the next page when fewer than
+    /// [`MIN_FRAGMENT`] bytes are left in its page (padding).
+    fn record_start(&self) -> usize {
+        let at = self.bytes as usize;
+        if page_end(at) - at < MIN_FRAGMENT {
+            page_end(at)
+        } else {
+            at
+        }
     }
 
     /// Writes `bytes` at `at` (at or after the end of the last record, past padding), see
