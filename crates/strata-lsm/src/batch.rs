@@ -198,6 +198,7 @@ impl WriteBatch {
     /// the record is written without copying the ops. The same bytes as framing `synced` (LE)
     /// followed by [`crate::wal::encode_batch`]'s payload with [`record::Framing::V2`]. Call
     /// [`WriteBatch::unframe_wal_record`] after writing it.
+    #[cfg(test)]
     pub(crate) fn frame_wal_record(&mut self, seq: u64, synced: u64) -> &[u8] {
         self.frame_wal_record_within(seq, synced, usize::MAX)
     }
