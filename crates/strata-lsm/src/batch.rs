@@ -198,7 +198,15 @@ impl WriteBatch {
     /// the record is written without copying the ops. The same bytes as framing `synced` (LE)
     /// followed by [`crate::wal::encode_batch`]'s payload with [`record::Framing::V2`]. Call
     /// [`WriteBatch::unframe_wal_record`] after writing it.
+    #[cfg(test)]
     pub(crate) fn frame_wal_record(&mut self, seq: u64, synced: u64) -> &[u8] {
+        self.frame_wal_record_within(seq, synced, usize::MAX)
+    }
+
+    /// [`WriteBatch::frame_wal_record`] for a writer with `room` bytes left in its page: a
+    /// record longer than that is cut into WAL v4 fragments, which carry their own checksums,
+    /// so its header's checksums are not computed (the header is left zeros and never written).
+    pub(crate) fn frame_wal_record_within(&mut self, seq: u64, synced: u64, room: usize) -> &[u8] {
         if self.bytes.is_empty() {
             self.bytes.resize(HEAD_ROOM, 0);
         }
@@ -213,8 +221,12 @@ impl WriteBatch {
         let start = payload - HEADER;
         self.bytes.copy_within(tail.., payload);
         self.bytes.truncate(tail);
-        let h = record::header_for(&self.bytes[payload..]);
-        self.bytes[start..payload].copy_from_slice(&h);
+        if HEADER + (self.bytes.len() - payload) < room {
+            let h = record::header_for(&self.bytes[payload..]);
+            self.bytes[start..payload].copy_from_slice(&h);
+        } else {
+            self.bytes[start..payload].fill(0);
+        }
         self.bytes.push(COMMIT);
         &self.bytes[start..]
     }

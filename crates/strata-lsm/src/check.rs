@@ -376,19 +376,18 @@ fn check_wals(fs: &dyn Fs, dir: &Path, names: &[String], from: u64, r: &mut Chec
             seen.push((false, Some((path, 0, why.into()))));
             continue;
         }
-        let (Some(version), Some(framing)) = (wal::version_of(&data), wal::framing_of(&data))
-        else {
+        let Some(version) = wal::version_of(&data) else {
             r.problem(&path, 0, "bad WAL magic");
             seen.push((true, None));
             continue;
         };
-        let mut scan = record::scan_log_framed(&data, wal::MAGIC_LEN, framing);
-        // An unsynced hole (v3: a write lost in an OS crash that no later record says was
+        let mut scan = wal::scan_records(&data, version);
+        // An unsynced hole (v3, v4: a write lost in an OS crash that no later record says was
         // synced) ends the recoverable prefix, like a torn tail: what follows is not damage.
         if let Some(first) = scan.damage.first() {
             if let Some(why) = wal::unsynced_hole(&data, first.offset) {
                 let at = first.offset;
-                scan.records.retain(|(o, _)| *o < at);
+                scan.records.retain(|rec| rec.offset < at);
                 scan.damage.clear();
                 scan.torn = Some((at, why));
             }
@@ -396,11 +395,11 @@ fn check_wals(fs: &dyn Fs, dir: &Path, names: &[String], from: u64, r: &mut Chec
         for d in &scan.damage {
             r.problem(&path, d.offset, d.reason.clone());
         }
-        for (off, payload) in &scan.records {
+        for rec in &scan.records {
             r.wal_records += 1;
-            if let Err(e) = wal::decode_record(payload, version) {
+            if let Err(e) = wal::decode_record(&rec.payload, version) {
                 r.problems.push(Problem::from_error(
-                    e.in_file(&path, off + record::HEADER as u64),
+                    e.in_file(&path, rec.offset + record::HEADER as u64),
                     &path,
                 ));
             }

@@ -2,7 +2,8 @@
 //! written back, an earlier one lost): with WAL v3's synced-through watermark the engine opens
 //! and holds exactly a prefix of the acknowledged writes, and that prefix holds every write
 //! acknowledged under `SyncMode::Always` and every write before the last `sync_wal`
-//! (`docs/format/lsm.md`, "WAL v3"). And the counterpart: a zeroed page or a bit flip inside
+//! (`docs/format/lsm.md`, "WAL v3", "WAL v4": batches of several pages, whose lost middle
+//! page is a lost fragment). And the counterpart: a zeroed page or a bit flip inside
 //! the synced region of the WAL (a later record says it was synced) is still refused, and
 //! `check` reports it. Real files through `FaultFs::crash_keeping`.
 
@@ -44,6 +45,9 @@ enum Step {
 fn step() -> impl Strategy<Value = Step> {
     prop_oneof![
         8 => (proptest::bool::weighted(0.15), 1..6usize, 1..400usize)
+            .prop_map(|(sync, keys, len)| Step::Write { sync, keys, len }),
+        // Batches of 1 to 5 pages (WAL v4 cuts them into page-contained fragments).
+        2 => (proptest::bool::weighted(0.15), 2..6usize, 1500..4000usize)
             .prop_map(|(sync, keys, len)| Step::Write { sync, keys, len }),
         1 => Just(Step::SyncWal),
     ]
@@ -147,9 +151,9 @@ proptest! {
 
     /// After an OS crash keeping any subset of the WAL's unsynced pages, the engine opens and
     /// holds a prefix of the acknowledged batches that contains every batch that was
-    /// acknowledged as durable (synced, or before a `sync_wal`). Batches here are smaller
-    /// than a page (a bigger record whose middle page is lost reads as a complete record with
-    /// a bad checksum: refused, see `docs/format/lsm.md`).
+    /// acknowledged as durable (synced, or before a `sync_wal`). Batches up to 5 pages: with
+    /// WAL v4 a lost middle page of one is a lost fragment, an unsynced hole (in v3 it read as
+    /// a complete record with a bad checksum and the open was refused).
     #[test]
     fn an_os_crash_keeps_a_prefix_with_every_durable_write(
         steps in proptest::collection::vec(step(), 1..120),
@@ -267,4 +271,80 @@ fn an_unsynced_hole_is_a_note_for_check_and_the_prefix_opens() {
     let batches: Vec<_> = (0..60).map(|b| batch_puts(b, 3, 300)).collect();
     let k = prefix_of(&batches, &got).expect("a prefix");
     assert!((40..60).contains(&k), "{k}");
+}
+
+/// Synced small batches, then unsynced batches of 2 to 5 pages with small ones between; the
+/// WAL as written (every page kept).
+fn synced_then_big_unsynced(dir: &Path) -> (std::path::PathBuf, Batches) {
+    let fs = Arc::new(FaultFs::new());
+    let e = LsmEngine::open(dir, opts(&fs, 1 << 20)).unwrap();
+    let mut batches = Batches::new();
+    let shapes = [
+        (true, 3, 300),
+        (true, 2, 100),
+        (true, 3, 500),
+        (false, 3, 3000),
+        (false, 1, 50),
+        (false, 4, 3500),
+        (false, 5, 3900),
+        (false, 2, 60),
+        (false, 5, 4000),
+        (false, 1, 10),
+    ];
+    for (sync, keys, len) in shapes {
+        let puts = batch_puts(batches.len(), keys, len);
+        let mut w = WriteBatch::new();
+        for (k, v) in &puts {
+            w.put(k, v);
+        }
+        let mode = if sync {
+            SyncMode::Always
+        } else {
+            SyncMode::None
+        };
+        e.write_with_sync(w, mode).unwrap();
+        batches.push(puts);
+    }
+    e.kill();
+    fs.crash_keeping(&|_, _| true).unwrap();
+    let wal = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|d| d.unwrap().path())
+        .find(|p| p.extension().is_some_and(|x| x == "log"))
+        .unwrap();
+    (wal, batches)
+}
+
+#[test]
+fn a_lost_middle_page_of_a_big_unsynced_batch_is_an_unsynced_hole() {
+    let base = tempfile::tempdir().unwrap();
+    let (wal, batches) = synced_then_big_unsynced(base.path());
+    let good = std::fs::read(&wal).unwrap();
+    let (records, _) = strata_lsm::wal::read_records(&good, 4);
+    assert_eq!(records.len(), batches.len());
+    let name = wal.file_name().unwrap();
+    let mut middles = 0;
+    for (i, r) in records.iter().enumerate() {
+        let (first, last) = (r.offset / PAGE, (r.end - 1) / PAGE);
+        for page in first + 1..last {
+            middles += 1;
+            let d = tempfile::tempdir().unwrap();
+            for f in std::fs::read_dir(base.path()).unwrap() {
+                let p = f.unwrap().path();
+                std::fs::copy(&p, d.path().join(p.file_name().unwrap())).unwrap();
+            }
+            let mut m = good.clone();
+            m[(page * PAGE) as usize..((page + 1) * PAGE) as usize].fill(0);
+            std::fs::write(d.path().join(name), &m).unwrap();
+            let c = check(d.path(), None).unwrap();
+            assert!(c.problems.is_empty(), "batch {i} page {page}: {c:?}");
+            let e = LsmEngine::open(d.path(), opts(&Arc::new(FaultFs::new()), 1 << 20))
+                .unwrap_or_else(|e| panic!("batch {i} page {page}: open refused: {e}"));
+            let got = contents(&e);
+            // Exactly the batches before the damaged one: every synced one among them.
+            assert_eq!(prefix_of(&batches, &got), Some(i), "batch {i} page {page}");
+            assert!(i >= 3);
+        }
+    }
+    assert!(middles >= 8, "{middles} middle pages");
 }

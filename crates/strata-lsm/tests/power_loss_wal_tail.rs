@@ -80,22 +80,14 @@ fn wal(dir: &Path) -> PathBuf {
     logs.pop().unwrap()
 }
 
-/// `(offset, total length)` of every complete record of a WAL v3 (framing v2): a 12-byte header whose first
-/// 4 bytes are the payload length, the payload, a commit byte; zeros after the last record.
+/// `(offset, total length)` of every complete record of the WAL (v4: a record cut into
+/// page-contained fragments spans from its first fragment to its last; zeros after the last).
 fn records(data: &[u8]) -> Vec<(usize, usize)> {
-    assert!(data.starts_with(b"STRWAL03"));
-    let mut v = Vec::new();
-    let mut pos = 8;
-    while pos + 12 <= data.len() && data[pos..pos + 12].iter().any(|&b| b != 0) {
-        let len = u32::from_le_bytes(data[pos..pos + 4].try_into().unwrap()) as usize;
-        let total = 12 + len + 1;
-        if pos + total > data.len() {
-            break;
-        }
-        v.push((pos, total));
-        pos += total;
-    }
-    v
+    assert!(data.starts_with(strata_lsm::wal::WAL_MAGIC_V4));
+    let (recs, _) = strata_lsm::wal::read_records(data, 4);
+    recs.iter()
+        .map(|r| (r.offset as usize, (r.end - r.offset) as usize))
+        .collect()
 }
 
 fn copy_dir(from: &Path, to: &Path) {

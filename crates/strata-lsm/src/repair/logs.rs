@@ -4,7 +4,7 @@ use super::Job;
 use crate::error::{Error, Result};
 use crate::filename::FileKind;
 use crate::manifest::ManifestState;
-use crate::record::{self, Framing};
+use crate::record;
 use crate::wal::{self, WalWriter};
 
 impl Job<'_> {
@@ -31,8 +31,8 @@ impl Job<'_> {
             let path = self.path(&name);
             let data = self.fs.read(&path).map_err(Error::io(&path))?;
             let last = i + 1 == numbers.len();
-            let framing = match wal::framing_of(&data) {
-                Some(f) => f,
+            let version = match wal::version_of(&data) {
+                Some(v) => v,
                 None if wal::is_unwritten(&data) && last => {
                     continue; // created, never written: a torn tail
                 }
@@ -43,14 +43,13 @@ impl Job<'_> {
                     return self.move_wals_aside(&numbers[i..]);
                 }
             };
-            let version = wal::version_of(&data).unwrap_or(1);
             let Some((offset, reason, good_end)) = first_damage(&data, version, last) else {
                 continue;
             };
-            let after = record::scan_log_framed(&data, wal::MAGIC_LEN, framing)
+            let after = wal::scan_records(&data, version)
                 .records
                 .iter()
-                .filter(|(o, _)| *o > offset)
+                .filter(|r| r.offset > offset)
                 .count();
             self.r.lost.push(format!(
                 "{name}: damaged at offset {offset} ({reason}); {after} intact record(s) after \
@@ -74,14 +73,9 @@ impl Job<'_> {
         let mut w = WalWriter::create(self.fs.as_ref(), &self.dir, state.next_file)?;
         state.next_file += 1;
         let to = self.path(&wal::wal_name(w.number()));
-        let framing = if version == 1 {
-            Framing::V1
-        } else {
-            Framing::V2
-        };
-        let records = record::read_log_framed(prefix, wal::MAGIC_LEN, framing).records;
-        for (_, payload) in &records {
-            if let Ok((seq, ops)) = wal::decode_record(payload, version) {
+        let (records, _) = wal::read_records(prefix, version);
+        for r in &records {
+            if let Ok((seq, ops)) = wal::decode_record(&r.payload, version) {
                 w.append(seq, &ops.into_iter().collect())
                     .map_err(Error::io(&to))?;
             }
@@ -101,10 +95,8 @@ impl Job<'_> {
             let name = wal::wal_name(*n);
             if i > 0 {
                 let data = self.fs.read(&self.path(&name)).unwrap_or_default();
-                let records = match wal::framing_of(&data) {
-                    Some(f) => record::scan_log_framed(&data, wal::MAGIC_LEN, f)
-                        .records
-                        .len(),
+                let records = match wal::version_of(&data) {
+                    Some(v) => wal::scan_records(&data, v).records.len(),
                     None => 0,
                 };
                 self.r.lost.push(format!(
@@ -121,20 +113,15 @@ impl Job<'_> {
 /// an unsynced hole are allowed): its offset, what is wrong, and where the intact records
 /// before it end.
 fn first_damage(data: &[u8], version: u8, last: bool) -> Option<(u64, String, usize)> {
-    let framing = if version == 1 {
-        Framing::V1
-    } else {
-        Framing::V2
-    };
-    let log = record::read_log_framed(data, wal::MAGIC_LEN, framing);
+    let (records, end) = wal::read_records(data, version);
     let mut good_end = wal::MAGIC_LEN;
-    for (off, payload) in &log.records {
-        if let Err(e) = wal::decode_record(payload, version) {
-            return Some((*off, e.what, good_end));
+    for r in &records {
+        if let Err(e) = wal::decode_record(&r.payload, version) {
+            return Some((r.offset, e.what, good_end));
         }
-        good_end = *off as usize + framing.overhead() + payload.len();
+        good_end = r.end as usize;
     }
-    match log.end {
+    match end {
         record::LogEnd::Corrupt { offset, reason } => match wal::unsynced_hole(data, offset) {
             // The end of the recoverable prefix, as a torn tail.
             Some(hole) if !last => Some((offset, hole, good_end)),
