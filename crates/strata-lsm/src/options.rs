@@ -15,11 +15,13 @@ pub enum SyncMode {
     /// a consistent prefix of the acknowledged writes (every write made durable before it —
     /// by a `SyncMode::Always` write, [`crate::LsmEngine::sync_wal`] or a flush — included).
     /// The OS may have written back a later page of the WAL's unsynced tail and not an earlier
-    /// one: each WAL record (v3) carries the offset through which the WAL was synced, so the
-    /// open tells such an unsynced hole (the end of the prefix) from damage to synced bytes
-    /// (refused). One case still refuses the open: a batch bigger than a page whose middle
-    /// page was lost while its first and last reached the disk (a complete record with a bad
-    /// checksum; `strata kv repair` keeps the writes before it). See `docs/format/lsm.md`.
+    /// one: each WAL record (v3, v4) carries the offset through which the WAL was synced, so
+    /// the open tells such an unsynced hole (the end of the prefix) from damage to synced bytes
+    /// (refused). A batch bigger than a page is written (v4) as fragments that never cross a
+    /// 4 KiB page, each with its own checksum, so a lost middle page of it is a lost fragment:
+    /// an unsynced hole too. One case still refuses the open: a page write torn inside one
+    /// fragment (a middle 512-byte sector lost, the sectors around it written; `strata kv
+    /// repair` keeps the writes before it). See `docs/format/lsm.md`, "WAL v4".
     None,
 }
 

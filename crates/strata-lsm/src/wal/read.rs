@@ -121,22 +121,9 @@ pub fn read_records(data: &[u8], version: u8) -> (Vec<WalRecord<'_>>, LogEnd) {
         let r = fragment::read_v4(data, MAGIC_LEN, false);
         return (r.records, r.end);
     }
-    let framing = if version == 1 {
-        Framing::V1
-    } else {
-        Framing::V2
-    };
+    let framing = framing_of_version(version);
     let c = record::read_log_framed(data, MAGIC_LEN, framing);
-    let records = c
-        .records
-        .into_iter()
-        .map(|(offset, p)| WalRecord {
-            offset,
-            end: offset + (framing.overhead() + p.len()) as u64,
-            payload: Cow::Borrowed(p),
-        })
-        .collect();
-    (records, c.end)
+    (framed_records(c.records, framing), c.end)
 }
 
 /// Every valid record of a WAL of `version` and every damage, resuming after each (for
@@ -145,25 +132,34 @@ pub fn scan_records(data: &[u8], version: u8) -> WalScan<'_> {
     if version >= 4 {
         return fragment::scan_v4(data);
     }
-    let framing = if version == 1 {
-        Framing::V1
-    } else {
-        Framing::V2
-    };
+    let framing = framing_of_version(version);
     let s = record::scan_log_framed(data, MAGIC_LEN, framing);
     WalScan {
-        records: s
-            .records
-            .into_iter()
-            .map(|(offset, p)| WalRecord {
-                offset,
-                end: offset + (framing.overhead() + p.len()) as u64,
-                payload: Cow::Borrowed(p),
-            })
-            .collect(),
+        records: framed_records(s.records, framing),
         damage: s.damage,
         torn: s.torn,
     }
+}
+
+/// The framing of WAL `version` 1–3 (v4 is read by [`fragment`]).
+fn framing_of_version(version: u8) -> Framing {
+    if version == 1 {
+        Framing::V1
+    } else {
+        Framing::V2
+    }
+}
+
+/// `(offset, payload)` records of a v1–v3 WAL as [`WalRecord`]s.
+fn framed_records(records: Vec<(u64, &[u8])>, framing: Framing) -> Vec<WalRecord<'_>> {
+    records
+        .into_iter()
+        .map(|(offset, p)| WalRecord {
+            offset,
+            end: offset + (framing.overhead() + p.len()) as u64,
+            payload: Cow::Borrowed(p),
+        })
+        .collect()
 }
 
 /// The batches recovered from one WAL file.
