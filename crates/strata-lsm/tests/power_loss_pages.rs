@@ -65,6 +65,29 @@ fn batch_puts(b: usize, keys: usize, len: usize) -> Vec<(Vec<u8>, Vec<u8>)> {
         .collect()
 }
 
+/// Writes batch `b` (`batch_puts`) with `SyncMode::Always` when `sync`, else `SyncMode::None`;
+/// returns its puts.
+fn write_puts(
+    e: &LsmEngine,
+    b: usize,
+    keys: usize,
+    len: usize,
+    sync: bool,
+) -> Vec<(Vec<u8>, Vec<u8>)> {
+    let puts = batch_puts(b, keys, len);
+    let mut w = WriteBatch::new();
+    for (k, v) in &puts {
+        w.put(k, v);
+    }
+    let mode = if sync {
+        SyncMode::Always
+    } else {
+        SyncMode::None
+    };
+    e.write_with_sync(w, mode).unwrap();
+    puts
+}
+
 fn contents(e: &LsmEngine) -> Model {
     e.range(KeyRange::all(), Direction::Forward)
         .unwrap()
@@ -97,18 +120,7 @@ fn run(steps: &[Step], seed: u64, memtable: usize) -> (Batches, usize, Result<Mo
     for s in steps {
         match *s {
             Step::Write { sync, keys, len } => {
-                let puts = batch_puts(batches.len(), keys, len);
-                let mut w = WriteBatch::new();
-                for (k, v) in &puts {
-                    w.put(k, v);
-                }
-                let mode = if sync {
-                    SyncMode::Always
-                } else {
-                    SyncMode::None
-                };
-                e.write_with_sync(w, mode).unwrap();
-                batches.push(puts);
+                batches.push(write_puts(&e, batches.len(), keys, len, sync));
                 if sync {
                     required = batches.len();
                 }
@@ -292,18 +304,7 @@ fn synced_then_big_unsynced(dir: &Path) -> (std::path::PathBuf, Batches) {
         (false, 1, 10),
     ];
     for (sync, keys, len) in shapes {
-        let puts = batch_puts(batches.len(), keys, len);
-        let mut w = WriteBatch::new();
-        for (k, v) in &puts {
-            w.put(k, v);
-        }
-        let mode = if sync {
-            SyncMode::Always
-        } else {
-            SyncMode::None
-        };
-        e.write_with_sync(w, mode).unwrap();
-        batches.push(puts);
+        batches.push(write_puts(&e, batches.len(), keys, len, sync));
     }
     e.kill();
     fs.crash_keeping(&|_, _| true).unwrap();
