@@ -48,14 +48,29 @@ impl Cluster {
         for b in test.bytes() {
             seed = seed.wrapping_mul(31).wrapping_add(b as u64);
         }
+        let mut c = Cluster { dir, base: 0 };
+        let mut starts = 0;
         for attempt in 0..50u64 {
-            let base = 20_000 + ((seed + attempt * 7) % 2000) as u16 * 20;
-            if !ports_free(base) {
+            // Bases below Linux's ephemeral range (32768–60999 by default): a port chosen
+            // there can be taken by any outgoing connection between the check below and
+            // etcd's bind (a CI run lost a member that way). 600 bases of 20 ports.
+            c.base = 20_000 + ((seed + attempt * 7) % 600) as u16 * 20;
+            if !ports_free(c.base) {
                 continue;
             }
-            let c = Cluster { dir, base };
-            c.must(&["start"]);
-            return Some(c);
+            if c.run(&["start"]) {
+                return Some(c);
+            }
+            // A port taken after the check (or a member that died for another reason): say
+            // why from the members' logs, clean up and try other ports, a few times.
+            c.print_member_logs();
+            c.run(&["clean"]);
+            std::fs::create_dir_all(c.dir.path()).unwrap();
+            starts += 1;
+            assert!(
+                starts < 4,
+                "etcd-cluster.sh [\"start\"] failed {starts} times"
+            );
         }
         panic!("no free ports for a test cluster");
     }
@@ -77,6 +92,17 @@ impl Cluster {
             );
         }
         out.status.success()
+    }
+
+    /// The last lines of each member's log (stderr), after a failed start.
+    fn print_member_logs(&self) {
+        for n in 1..=3 {
+            let log = self.dir.path().join(format!("m{n}.log"));
+            let text = std::fs::read_to_string(&log).unwrap_or_default();
+            let lines: Vec<&str> = text.lines().collect();
+            let tail = lines[lines.len().saturating_sub(5)..].join("\n");
+            eprintln!("member {n} log ({}), last lines:\n{tail}", log.display());
+        }
     }
 
     pub fn must(&self, args: &[&str]) {
