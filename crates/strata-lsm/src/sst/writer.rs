@@ -45,7 +45,7 @@ pub struct SstWriter {
 
 /// The file is written in chunks that each fill one aligned `WRITE_CHUNK` (2 MiB) of it with
 /// one `write` (the last chunk: whatever is left): where the file system caches files in large
-/// folios (ext4 since Linux 6.16), such a write puts that range in one 2 MiB folio of the page
+/// folios (ext4 on recent Linux: seen on 6.18), such a write puts that range in one 2 MiB folio of the page
 /// cache, which a memory map of the finished file then maps with one huge-page entry
 /// (`FilePmdMapped`) — a point read's block no longer costs a TLB miss and page walk of its
 /// own. Written in smaller or unaligned pieces, the range is cached in small folios, mapped 4
@@ -293,7 +293,7 @@ mod tests {
             // Mostly small entries, now and then one of 100 KiB, once one of 2.5 MiB.
             let len = match i {
                 700 => WRITE_CHUNK + WRITE_CHUNK / 4,
-                _ if i % 97 == 0 => 100 << 10,
+                _ if i.is_multiple_of(97) => 100 << 10,
                 _ => 10 + (i % 300) as usize,
             };
             w.add(format!("key{i:08}").as_bytes(), Some(&vec![i as u8; len]))
