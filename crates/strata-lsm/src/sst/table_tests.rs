@@ -7,13 +7,13 @@ use crate::sst::bloom::key_hash;
 use crate::sst::iter::testing::table;
 use crate::sst::iter::SstIter;
 
-/// A file of many write chunks (blocks collected and written ~256 KiB at a time): every
+/// A file of many write chunks (blocks collected and written 2 MiB at a time): every
 /// block is where the index says, every entry reads back, in order and by point lookup.
 #[test]
 fn files_larger_than_a_write_chunk_read_back() {
     let dir = tempfile::tempdir().unwrap();
     let mut m = Model::new();
-    for i in 0..30_000u32 {
+    for i in 0..100_000u32 {
         let v = (i % 7 != 0).then(|| vec![(i % 251) as u8; 20 + (i % 180) as usize]);
         m.insert(format!("key{i:08}").into_bytes(), v);
     }
