@@ -211,60 +211,45 @@ fn put_plain16<O: Out>(out: &mut O, tag: u8, lo: u64, hi: u64, n: usize) {
 }
 
 /// [`put_string`] of exactly 16 bytes in SSE2 registers: one load, the test for bytes
-/// `≥ 0xfc` as a move-mask, one add, and three stores (tag, content, terminator).
+/// `≥ 0xfc` as a move-mask, and two 16-byte stores of the element, built with no branch on
+/// whether or where a byte `≥ 0xfc` is when there is at most one (98% of random UUIDs; see
+/// [`code16_lanes`](super::string16::code16_lanes)). Two or more take the general path.
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 #[inline(always)]
 fn put_plain16_v<O: Out>(out: &mut O, tag: u8, s: &[u8]) {
-    use std::arch::x86_64::{
-        __m128i, _mm_add_epi8, _mm_cmplt_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_set1_epi8,
-        _mm_storeu_si128,
-    };
+    use super::string16::{code16_lanes, ge_fc_lanes};
+    use std::arch::x86_64::{__m128i, _mm_loadu_si128, _mm_storeu_si128};
     let Ok(a) = <&[u8; 16]>::try_from(s) else {
         return out.with_vec(|o| put_string_escaped(o, tag, s));
     };
     // SAFETY: SSE2 is enabled (the `cfg` above; part of the x86-64 baseline). The load reads
-    // the 16 bytes of `a` (`_mm_loadu` needs no alignment); the other intrinsics take no
-    // pointer.
-    let (v, big) = unsafe {
-        let v = _mm_loadu_si128(a.as_ptr().cast::<__m128i>());
-        // Bytes ≥ 0xfc: b + 0x84 lands on 0x80..=0x83 (signed −128..=−125), others above.
-        let big = _mm_movemask_epi8(_mm_cmplt_epi8(
-            _mm_add_epi8(v, _mm_set1_epi8(0x84u8 as i8)),
-            _mm_set1_epi8(0x84u8 as i8),
-        ));
-        (_mm_add_epi8(v, _mm_set1_epi8(STR_SHIFT as i8)), big)
-    };
-    if big != 0 {
+    // the 16 bytes of `a` (`_mm_loadu` needs no alignment).
+    let x = unsafe { _mm_loadu_si128(a.as_ptr().cast::<__m128i>()) };
+    let (big, m) = ge_fc_lanes(x);
+    if m & m.wrapping_sub(1) != 0 {
+        // Two or more bytes ≥ 0xfc (2% of random UUIDs).
         let c = u128::from_le_bytes(*a);
         return out.with_vec(|o| put_short_escaped(o, tag, c, 16));
     }
-    // SAFETY: 18 = N bytes. The stores write bytes 0, 1..17 and 17, initialising all 18
-    // (`_mm_storeu` needs no alignment); SSE2 as above. Tested by
-    // `put_string_is_tag_then_put_escaped` (every byte value at every position of 16 bytes)
-    // and `one_code16_element_is_put_escaped`.
+    let (lo, hi) = code16_lanes(tag, x, big, m);
+    // SAFETY: n = 18 or 19 <= 32 = N. The stores write bytes 0..16 and 16..32 (`_mm_storeu`
+    // needs no alignment), initialising all of 0..n; SSE2 as above. Tested by
+    // `put_string_is_tag_then_put_escaped` (every byte value at every position of 16 bytes,
+    // on a vector) and `put_string16_through_a_cursor_is_put_escaped` (through a cursor at
+    // every fill level).
     unsafe {
-        out.put_raw::<18>(18, |p| {
-            p.write(tag);
-            _mm_storeu_si128(p.add(1).cast::<__m128i>(), v);
-            p.add(17).write(STR_END);
+        out.put_raw::<32>(18 + usize::from(m != 0), |p| {
+            _mm_storeu_si128(p.cast::<__m128i>(), lo);
+            _mm_storeu_si128(p.add(16).cast::<__m128i>(), hi);
         })
     }
 }
 
-/// [`put_string`] for a string of at most 16 bytes with some byte `≥ 0xfc` (22% of random
-/// UUIDs), from registers: `c` holds its `n` bytes in the low lanes, zero above. Each half
+/// [`put_string`] for a string of at most 16 bytes with some byte `≥ 0xfc` (of exactly 16
+/// bytes on x86-64 only with two or more: 2% of random UUIDs), from registers: `c` holds its `n` bytes in the low lanes, zero above. Each half
 /// takes one step per byte `≥ 0xfc` (see [`put_word_escaped`]).
 #[inline(never)]
 fn put_short_escaped(out: &mut Vec<u8>, tag: u8, c: u128, n: usize) {
-    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-    if n == 16 {
-        // A UUID with exactly one byte ≥ 0xfc (20% of random ids): no loop, no branch on
-        // where the byte is.
-        if let Some(buf) = super::string16::one_code16_element(tag, c) {
-            super::put::put_cut(out, buf, 19);
-            return;
-        }
-    }
     // Built on the stack and appended with one store (one capacity check): at most
     // 1 + 2 × 16 + 1 = 34 bytes, each step writing 16 bytes at an offset below 64.
     let mut buf = [0u8; 72];
@@ -801,6 +786,52 @@ mod tests {
                 let mut got = vec![0xaa];
                 put_string(&mut got, 0x42, &s);
                 assert_eq!(got, want, "{s:?}");
+            }
+        }
+    }
+
+    /// A 16-byte string (a UUID) through a cursor, the way the serde encoder writes it, after
+    /// 0 to 40 bytes already in a buffer of every capacity from exactly full to roomy: the
+    /// bytes `put_escaped` writes, for no, one (every value ≥ 0xfc in every lane) and two or
+    /// three bytes ≥ 0xfc, among backgrounds of every kind; and the elements that follow it
+    /// land right after it.
+    #[test]
+    fn put_string16_through_a_cursor_is_put_escaped() {
+        use super::super::put::Cursor;
+        let mut strings: Vec<[u8; 16]> = Vec::new();
+        for fill in [0x00u8, 0x01, 0x02, 0x7f, 0x80, 0xf9, 0xfa, 0xfb] {
+            let bg: [u8; 16] = std::array::from_fn(|i| fill.wrapping_add(i as u8 % 3));
+            strings.push(bg);
+            for l in 0..16 {
+                for b in 0xfc..=0xffu8 {
+                    let mut s = bg;
+                    s[l] = b;
+                    strings.push(s);
+                    let mut two = s;
+                    two[(l + 5) % 16] = 0xfc;
+                    strings.push(two);
+                    two[(l + 11) % 16] = 0xff;
+                    strings.push(two);
+                }
+            }
+        }
+        for s in &strings {
+            for have in [0usize, 1, 7, 14, 15, 16, 17, 31, 32, 40] {
+                let start: Vec<u8> = (0..have).map(|i| i as u8).collect();
+                let mut want = start.clone();
+                want.push(0x42);
+                put_escaped(&mut want, s);
+                want.extend_from_slice(&[0x42, 2, 3, STR_END]);
+                for extra in [0usize, 1, 2, 3, 4, 5, 17, 18, 19, 20, 64] {
+                    let mut got = Vec::with_capacity(have + extra);
+                    got.extend_from_slice(&start);
+                    {
+                        let mut c = Cursor::new(&mut got);
+                        put_string(&mut c, 0x42, s);
+                        put_string(&mut c, 0x42, &[0, 1]);
+                    }
+                    assert_eq!(got, want, "{s:02x?} have {have} extra {extra}");
+                }
             }
         }
     }

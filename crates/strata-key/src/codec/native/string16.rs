@@ -74,67 +74,130 @@ const fn code_lanes() -> [(u128, u128); 32] {
 
 /// The element `tag`, 16 content bytes `c` (little-endian lanes) with exactly one byte
 /// `≥ 0xfc`, and the terminator: 19 bytes, in the first lanes of the result (garbage after
-/// them). `None` when no byte or more than one is `≥ 0xfc`. Built in SSE2 registers: `A` is
-/// the tag and the shifted content, `B` the shifted content with the code's second byte in
-/// the byte's lane, two lanes further on; the output takes `A` up to the byte's lane, then
-/// `fe`, then `B`.
+/// them). `None` when no byte or more than one is `≥ 0xfc`. [`code16_lanes`] on `c` (kept for
+/// the test that checks it against the general encoder).
+#[cfg(all(test, target_arch = "x86_64", target_feature = "sse2"))]
+pub(super) fn one_code16_element(tag: u8, c: u128) -> Option<[u8; 32]> {
+    use std::arch::x86_64::{__m128i, _mm_set_epi64x, _mm_storeu_si128};
+    // SAFETY: SSE2 is enabled (the `cfg` above). The only pointers are those of the two
+    // stores, which write bytes 0..16 and 16..32 of `out` (32 bytes; `_mm_storeu` needs no
+    // alignment).
+    unsafe {
+        let (big, m) = ge_fc_lanes(_mm_set_epi64x((c >> 64) as i64, c as i64));
+        if m == 0 || m & (m - 1) != 0 {
+            return None;
+        }
+        let (lo, hi) = code16_lanes(tag, _mm_set_epi64x((c >> 64) as i64, c as i64), big, m);
+        let mut out = [0u8; 32];
+        _mm_storeu_si128(out.as_mut_ptr().cast::<__m128i>(), lo);
+        _mm_storeu_si128(out.as_mut_ptr().add(16).cast::<__m128i>(), hi);
+        Some(out)
+    }
+}
+
+/// The lanes of `x` that are `≥ 0xfc` (all ones there), and their bit mask.
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 #[inline(always)]
-pub(super) fn one_code16_element(tag: u8, c: u128) -> Option<[u8; 32]> {
-    use std::arch::x86_64::{
-        __m128i, _mm_add_epi8, _mm_and_si128, _mm_andnot_si128, _mm_cmpeq_epi8, _mm_cmpgt_epi8,
-        _mm_cmplt_epi8, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8, _mm_set_epi64x,
-        _mm_setr_epi8, _mm_slli_si128, _mm_srli_si128, _mm_storeu_si128,
-    };
-    // SAFETY: SSE2 is enabled (the `cfg` above; part of the x86-64 baseline). The only
-    // pointers are those of the two stores, which write bytes 0..16 and 16..32 of `out` (32
-    // bytes; `_mm_storeu` needs no alignment). Tested by
-    // `put_string_is_tag_then_put_escaped` (every value at every position of a 16-byte string,
-    // and every set of up to three codes) and `one_code16_element_is_put_escaped`.
+pub(super) fn ge_fc_lanes(x: std::arch::x86_64::__m128i) -> (std::arch::x86_64::__m128i, u32) {
+    use std::arch::x86_64::{_mm_add_epi8, _mm_cmplt_epi8, _mm_movemask_epi8, _mm_set1_epi8};
+    // SAFETY: SSE2 is enabled (the `cfg` above; part of the x86-64 baseline); no pointers.
+    // Tested by `put_string_is_tag_then_put_escaped` (every byte value in every lane).
     unsafe {
-        let x = _mm_set_epi64x((c >> 64) as i64, c as i64);
         // Bytes ≥ 0xfc: b + 0x84 lands on 0x80..=0x83 (signed −128..=−125), others above.
         let big = _mm_cmplt_epi8(
             _mm_add_epi8(x, _mm_set1_epi8(0x84u8 as i8)),
             _mm_set1_epi8(0x84u8 as i8),
         );
-        let m = _mm_movemask_epi8(big) as u32;
-        if m == 0 || m & (m - 1) != 0 {
-            return None;
+        (big, _mm_movemask_epi8(big) as u32)
+    }
+}
+
+/// Per lane `l` of the byte `≥ 0xfc` of a 16-byte string (17: none), the output positions
+/// `p < l + 2` of its element as `0xff` bytes: those that [`code16_lanes`] takes from the
+/// element written up to the code's `fe`, the others coming from the rest after it.
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+#[repr(C, align(16))]
+struct TakeFirst([[u8; 32]; 18]);
+
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+static TAKE_FIRST: TakeFirst = TakeFirst(take_first());
+
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+const fn take_first() -> [[u8; 32]; 18] {
+    let mut t = [[0u8; 32]; 18];
+    let mut l = 0;
+    while l < 18 {
+        let mut p = 0;
+        while p < 32 && p < l + 2 {
+            t[l][p] = 0xff;
+            p += 1;
         }
-        let l = m.trailing_zeros() as i8; // 0..=15
-        let lane = _mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-        // Content + 2 in every lane; in the byte's lane b + 2 + 4 = b − 0xfa, its code's
-        // second byte (`big` is that lane only).
+        l += 1;
+    }
+    t
+}
+
+/// The element `tag`, the 16 content bytes `x` (SSE2 lanes) with **at most one** byte
+/// `≥ 0xfc`, and the terminator, as 32 output lanes `(lo, hi)`: 18 bytes without a code, 19
+/// with one (garbage after them), with no branch on whether or where the code is. `big` and
+/// `m` are [`ge_fc_lanes`] of `x` (`m` has at most one bit set).
+///
+/// `A` is the tag, then the shifted content with `fe` in the byte's lane `l`, then the
+/// terminator: the element up to the code's first byte (all of it without a code). `B` is the
+/// shifted content with the code's second byte in the byte's lane, two lanes further on, then
+/// the terminator: the rest. The output takes `A` for the positions up to `l + 1` (a mask from
+/// [`TAKE_FIRST`]; without a code `l` is 17: all of `A`), then `B`.
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+#[inline(always)]
+pub(super) fn code16_lanes(
+    tag: u8,
+    x: std::arch::x86_64::__m128i,
+    big: std::arch::x86_64::__m128i,
+    m: u32,
+) -> (std::arch::x86_64::__m128i, std::arch::x86_64::__m128i) {
+    use std::arch::x86_64::{
+        __m128i, _mm_add_epi8, _mm_and_si128, _mm_andnot_si128, _mm_load_si128, _mm_or_si128,
+        _mm_set1_epi8, _mm_setr_epi8, _mm_slli_si128, _mm_srli_si128,
+    };
+    debug_assert!(m & m.wrapping_sub(1) == 0);
+    let l = (m | 1 << 17).trailing_zeros() as usize; // 0..=15, or 17 without a code
+    let take = &TAKE_FIRST.0[l.min(17)];
+    // SAFETY: SSE2 is enabled (the `cfg` above; part of the x86-64 baseline). The two loads
+    // read the 32 bytes of `take`, a row of a 16-byte aligned table of 32-byte rows (so both
+    // halves are 16-byte aligned, as `_mm_load_si128` needs). Tested by
+    // `put_string_is_tag_then_put_escaped` (every value at every position of a 16-byte
+    // string, and every set of up to three codes), `one_code16_element_is_put_escaped` and
+    // `put_string16_through_a_cursor_is_put_escaped`.
+    unsafe {
+        let end = |at: i8| {
+            let lane = _mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+            _mm_and_si128(
+                std::arch::x86_64::_mm_cmpeq_epi8(lane, _mm_set1_epi8(at)),
+                _mm_set1_epi8(STR_END as i8),
+            )
+        };
+        // Content + 2 in every lane.
         let v = _mm_add_epi8(x, _mm_set1_epi8(2));
-        let v2 = _mm_add_epi8(v, _mm_and_si128(big, _mm_set1_epi8(4)));
-        // Output positions 0..16 and 16..32.
+        // A's content: `fe` in the byte's lane.
+        let va = _mm_or_si128(
+            _mm_andnot_si128(big, v),
+            _mm_and_si128(big, _mm_set1_epi8(STR_HIGH as i8)),
+        );
+        // B's content: in the byte's lane b + 2 + 4 = b − 0xfa, its code's second byte.
+        let vb = _mm_add_epi8(v, _mm_and_si128(big, _mm_set1_epi8(4)));
         let a_lo = _mm_or_si128(
-            _mm_slli_si128::<1>(v),
+            _mm_slli_si128::<1>(va),
             _mm_setr_epi8(tag as i8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0),
         );
-        let b_lo = _mm_slli_si128::<2>(v2);
-        let b_hi = _mm_srli_si128::<14>(v2);
-        // Position p takes A for p ≤ l, fe at p = l + 1, B after.
-        let l1 = _mm_set1_epi8(l + 1);
-        let take_a = _mm_cmpgt_epi8(l1, lane);
-        let fe_lo = _mm_cmpeq_epi8(lane, l1);
-        let fe_hi = _mm_cmpeq_epi8(_mm_add_epi8(lane, _mm_set1_epi8(16)), l1);
-        let high = _mm_set1_epi8(STR_HIGH as i8);
-        let lo = _mm_or_si128(
-            _mm_or_si128(_mm_and_si128(take_a, a_lo), _mm_and_si128(fe_lo, high)),
-            _mm_andnot_si128(_mm_or_si128(take_a, fe_lo), b_lo),
-        );
-        // Positions 16 and 17 from B (or fe), then the terminator at 18.
-        let end = _mm_setr_epi8(0, 0, STR_END as i8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
-        let hi = _mm_or_si128(
-            _mm_or_si128(_mm_and_si128(fe_hi, high), _mm_andnot_si128(fe_hi, b_hi)),
-            end,
-        );
-        let mut out = [0u8; 32];
-        _mm_storeu_si128(out.as_mut_ptr().cast::<__m128i>(), lo);
-        _mm_storeu_si128(out.as_mut_ptr().add(16).cast::<__m128i>(), hi);
-        Some(out)
+        let a_hi = _mm_or_si128(_mm_srli_si128::<15>(va), end(1));
+        let b_lo = _mm_slli_si128::<2>(vb);
+        let b_hi = _mm_or_si128(_mm_srli_si128::<14>(vb), end(2));
+        let t_lo = _mm_load_si128(take.as_ptr().cast::<__m128i>());
+        let t_hi = _mm_load_si128(take.as_ptr().add(16).cast::<__m128i>());
+        (
+            _mm_or_si128(_mm_and_si128(t_lo, a_lo), _mm_andnot_si128(t_lo, b_lo)),
+            _mm_or_si128(_mm_and_si128(t_hi, a_hi), _mm_andnot_si128(t_hi, b_hi)),
+        )
     }
 }
 
