@@ -45,8 +45,8 @@ pub struct SstWriter {
 
 /// The file is written in chunks that each fill one aligned `WRITE_CHUNK` (2 MiB) of it with
 /// one `write` (the last chunk: whatever is left): where the file system caches files in large
-/// folios (ext4 on recent Linux: seen on 6.18), such a write puts that range in one 2 MiB folio of the page
-/// cache, which a memory map of the finished file then maps with one huge-page entry
+/// folios (ext4 on recent Linux: seen on 6.18), such a write puts that range in one 2 MiB folio
+/// of the page cache, which a memory map of the finished file then maps with one huge-page entry
 /// (`FilePmdMapped`) — a point read's block no longer costs a TLB miss and page walk of its
 /// own. Written in smaller or unaligned pieces, the range is cached in small folios, mapped 4
 /// KiB at a time. (2 MiB: `HPAGE_PMD_SIZE` on x86-64 and 4 KiB-page arm64.)

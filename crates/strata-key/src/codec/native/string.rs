@@ -246,8 +246,9 @@ fn put_plain16_v<O: Out>(out: &mut O, tag: u8, s: &[u8]) {
 }
 
 /// [`put_string`] for a string of at most 16 bytes with some byte `≥ 0xfc` (of exactly 16
-/// bytes on x86-64 only with two or more: 2% of random UUIDs), from registers: `c` holds its `n` bytes in the low lanes, zero above. Each half
-/// takes one step per byte `≥ 0xfc` (see [`put_word_escaped`]).
+/// bytes on x86-64 only with two or more: 2% of random UUIDs), from registers: `c` holds its
+/// `n` bytes in the low lanes, zero above. Each half takes one step per byte `≥ 0xfc` (see
+/// [`put_word_escaped`]).
 #[inline(never)]
 fn put_short_escaped(out: &mut Vec<u8>, tag: u8, c: u128, n: usize) {
     // Built on the stack and appended with one store (one capacity check): at most

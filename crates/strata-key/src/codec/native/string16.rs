@@ -72,29 +72,6 @@ const fn code_lanes() -> [(u128, u128); 32] {
     t
 }
 
-/// The element `tag`, 16 content bytes `c` (little-endian lanes) with exactly one byte
-/// `≥ 0xfc`, and the terminator: 19 bytes, in the first lanes of the result (garbage after
-/// them). `None` when no byte or more than one is `≥ 0xfc`. [`code16_lanes`] on `c` (kept for
-/// the test that checks it against the general encoder).
-#[cfg(all(test, target_arch = "x86_64", target_feature = "sse2"))]
-pub(super) fn one_code16_element(tag: u8, c: u128) -> Option<[u8; 32]> {
-    use std::arch::x86_64::{__m128i, _mm_set_epi64x, _mm_storeu_si128};
-    // SAFETY: SSE2 is enabled (the `cfg` above). The only pointers are those of the two
-    // stores, which write bytes 0..16 and 16..32 of `out` (32 bytes; `_mm_storeu` needs no
-    // alignment).
-    unsafe {
-        let (big, m) = ge_fc_lanes(_mm_set_epi64x((c >> 64) as i64, c as i64));
-        if m == 0 || m & (m - 1) != 0 {
-            return None;
-        }
-        let (lo, hi) = code16_lanes(tag, _mm_set_epi64x((c >> 64) as i64, c as i64), big, m);
-        let mut out = [0u8; 32];
-        _mm_storeu_si128(out.as_mut_ptr().cast::<__m128i>(), lo);
-        _mm_storeu_si128(out.as_mut_ptr().add(16).cast::<__m128i>(), hi);
-        Some(out)
-    }
-}
-
 /// The lanes of `x` that are `≥ 0xfc` (all ones there), and their bit mask.
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 #[inline(always)]
@@ -510,6 +487,28 @@ mod tests {
                     }
                 }
             }
+        }
+    }
+
+    /// The element `tag`, 16 content bytes `c` (little-endian lanes) with exactly one byte
+    /// `≥ 0xfc`, and the terminator: 19 bytes, in the first lanes of the result (garbage after
+    /// them). `None` when no byte or more than one is `≥ 0xfc`. [`code16_lanes`] on `c`.
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+    fn one_code16_element(tag: u8, c: u128) -> Option<[u8; 32]> {
+        use std::arch::x86_64::{__m128i, _mm_set_epi64x, _mm_storeu_si128};
+        // SAFETY: SSE2 is enabled (the `cfg` above). The only pointers are those of the two
+        // stores, which write bytes 0..16 and 16..32 of `out` (32 bytes; `_mm_storeu` needs no
+        // alignment).
+        unsafe {
+            let (big, m) = ge_fc_lanes(_mm_set_epi64x((c >> 64) as i64, c as i64));
+            if m == 0 || m & (m - 1) != 0 {
+                return None;
+            }
+            let (lo, hi) = code16_lanes(tag, _mm_set_epi64x((c >> 64) as i64, c as i64), big, m);
+            let mut out = [0u8; 32];
+            _mm_storeu_si128(out.as_mut_ptr().cast::<__m128i>(), lo);
+            _mm_storeu_si128(out.as_mut_ptr().add(16).cast::<__m128i>(), hi);
+            Some(out)
         }
     }
 
