@@ -128,6 +128,9 @@ struct FastTag {
     /// `u64::MAX` for a negative tag (the value is the complement of the magnitude), else 0:
     /// the low word's xor and the high word of the `i128`.
     neg: u64,
+    /// What the payload (as loaded) is xored with in [`fast_int`] besides the reader's mask:
+    /// `neg` in [`FAST_TAGS`]; in [`RAW_FAST_TAGS`], `neg` and the direction of the raw byte.
+    flip: u64,
     /// False for the tags that need the `u128` path (and for non-integer tags).
     fast: bool,
 }
@@ -142,6 +145,7 @@ const fn fast_tags() -> [FastTag; 256] {
         p: 0,
         check: 0,
         neg: 0,
+        flip: 0,
         fast: false,
     };
     let mut t = [none; 256];
@@ -171,10 +175,31 @@ const fn fast_tags() -> [FastTag; 256] {
                 p,
                 check: if p == 0 { 0 } else { 2 },
                 neg: if neg { u64::MAX } else { 0 },
+                flip: if neg { u64::MAX } else { 0 },
                 fast: true,
             };
         }
         tag += 1;
+    }
+    t
+}
+
+/// [`FAST_TAGS`] indexed by the **raw** first byte of a top-level element: the entry of byte
+/// `b` is that of the tag `b ^ mask` (`mask` = 0xff for `b` ≥ 0x80, the descending elements,
+/// else 0), with that direction folded into `flip`. A top-level integer's position and payload
+/// then come from one table load on the byte as read, with no `sar`/`xor` before it (the
+/// bytes `00`, `01`, `fe`, `ff` map to tags that are not fast, as through `FAST_TAGS`).
+const RAW_FAST_TAGS: [FastTag; 256] = raw_fast_tags();
+
+const fn raw_fast_tags() -> [FastTag; 256] {
+    let mut t = FAST_TAGS;
+    let mut raw = 0usize;
+    while raw < 256 {
+        let mask = ((raw as u8 as i8) >> 7) as u8;
+        let mut f = FAST_TAGS[(raw as u8 ^ mask) as usize];
+        f.flip = f.neg ^ (mask as i8 as u64);
+        t[raw] = f;
+        raw += 1;
     }
     t
 }
@@ -524,6 +549,21 @@ impl Reader<'_> {
         fast_int(f, u64::from_be_bytes(*w) >> f.shift, mask)
     }
 
+    /// [`Reader::int_fast_at`] for a top-level element whose first byte `raw` (at `at`) is
+    /// read as is: its direction comes from [`RAW_FAST_TAGS`] (the same results as
+    /// `int_fast_at(at, raw ^ mask, mask)` with `mask` from the byte's top bit, tested by
+    /// `int_fast_at_raw_is_int_fast_at`), so the next element's position waits on the byte's
+    /// load and one table load only.
+    #[inline(always)]
+    pub(crate) fn int_fast_at_raw(&self, at: usize, raw: u8) -> Option<(u64, u64, usize)> {
+        let f = &RAW_FAST_TAGS[raw as usize];
+        if !f.fast {
+            return None;
+        }
+        let w = self.bytes.get(at + 1..)?.first_chunk::<8>()?;
+        fast_int(f, u64::from_be_bytes(*w) >> f.shift, 0)
+    }
+
     /// [`Reader::int_fast_at`] for an element near the key's end (fewer than 8 bytes after
     /// the tag, which that function leaves to the general path): the payload is read with one
     /// load of the key's last 8 bytes. `None` for everything else (also when 8 or more bytes
@@ -557,8 +597,9 @@ impl Reader<'_> {
 #[inline(always)]
 fn fast_int(f: &FastTag, raw: u64, mask: u8) -> Option<(u64, u64, usize)> {
     {
-        // As in `int_after_tag_masked`.
-        let payload = (raw ^ (mask as i8 as u64) ^ f.neg) & f.lanes;
+        // As in `int_after_tag_masked` (`flip` is `neg`, with the direction folded in for
+        // `RAW_FAST_TAGS`).
+        let payload = (raw ^ (mask as i8 as u64) ^ f.flip) & f.lanes;
         if (payload as u8).wrapping_add(1) < f.check {
             return None;
         }

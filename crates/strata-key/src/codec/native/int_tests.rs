@@ -94,3 +94,42 @@ fn i64_path_matches_the_general_path() {
     encode_int_wide(u64::MAX.into(), &mut b);
     assert_eq!(a, b);
 }
+
+/// `int_fast_at_raw` (the top-level integer read through `RAW_FAST_TAGS`) agrees with
+/// `int_fast_at` on the tag and mask taken from the byte's top bit: every first byte, after
+/// payloads of every byte value in every lane, pseudo-random payloads and payloads cut to
+/// every length (`None` from both where fewer than 8 bytes follow).
+#[test]
+fn int_fast_at_raw_is_int_fast_at() {
+    let mut payloads: Vec<[u8; 8]> = Vec::new();
+    for lane in 0..8 {
+        for v in 0..=255u8 {
+            let mut w = [0x41u8; 8];
+            w[lane] = v;
+            payloads.push(w);
+        }
+    }
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    for _ in 0..2000 {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        payloads.push(x.to_be_bytes());
+    }
+    payloads.extend([[0u8; 8], [0xff; 8], [1; 8], [0xfe; 8]]);
+    let mut fast = 0;
+    for raw in 0..=255u8 {
+        let mask = ((raw as i8) >> 7) as u8;
+        for w in &payloads {
+            let mut key = vec![raw];
+            key.extend_from_slice(w);
+            for len in 1..=key.len() {
+                let r = Reader::new(&key[..len]);
+                let want = r.int_fast_at(0, raw ^ mask, mask);
+                assert_eq!(r.int_fast_at_raw(0, raw), want, "{:02x?}", &key[..len]);
+                fast += usize::from(want.is_some());
+            }
+        }
+    }
+    assert!(fast > 100_000, "{fast}");
+}

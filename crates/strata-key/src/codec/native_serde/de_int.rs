@@ -61,6 +61,16 @@ impl<'de, L: Level> De<'_, 'de, L> {
     /// at the top level and from the reader's mask when nested.
     #[inline(always)]
     fn int_fast(&mut self) -> Option<(u64, u64)> {
+        if !Self::NESTED {
+            // The direction from the raw byte's table entry, not from `sar`/`xor` before
+            // the table load; as in `int_fast_with`, a top-level element leaves no mask set.
+            let at = self.d.r.pos;
+            let raw = *self.d.r.bytes().get(at)?;
+            let (m, neg, p) = self.d.r.int_fast_at_raw(at, raw)?;
+            self.d.r.pos = at + 1 + p;
+            self.d.r.mask = 0;
+            return Some((m, neg));
+        }
         self.int_fast_with(Reader::int_fast_at)
     }
 
