@@ -28,6 +28,14 @@ pub trait WritableFile: Send {
     /// A handle that syncs this file from another thread while appends continue (group
     /// commit): it makes durable at least what was appended before the call.
     fn syncer(&self) -> io::Result<Arc<dyn FileSyncer>>;
+    /// Starts writing the `len` bytes at `off` (already appended) to the device, without
+    /// waiting and without making them durable ([`WritableFile::sync`] still must run): so
+    /// that a large file reaches the device while it is written, not in one burst at its
+    /// sync. Default: nothing (a hint).
+    fn start_writeback(&mut self, off: u64, len: u64) -> io::Result<()> {
+        let _ = (off, len);
+        Ok(())
+    }
 }
 
 /// Syncs a file from another thread (see [`WritableFile::syncer`]).
@@ -117,6 +125,25 @@ impl WritableFile for RealWritable {
     }
     fn syncer(&self) -> io::Result<Arc<dyn FileSyncer>> {
         Ok(Arc::new(RealSyncer(self.0.try_clone()?)))
+    }
+    #[cfg(target_os = "linux")]
+    fn start_writeback(&mut self, off: u64, len: u64) -> io::Result<()> {
+        use std::os::fd::AsRawFd;
+        let (Ok(off), Ok(len)) = (libc::off64_t::try_from(off), libc::off64_t::try_from(len))
+        else {
+            return Ok(());
+        };
+        // SAFETY: `sync_file_range` only reads its integer arguments; the descriptor is
+        // this open file's, alive for the call. SYNC_FILE_RANGE_WRITE starts writeback of
+        // the range's dirty pages and returns without waiting for it.
+        let r = unsafe {
+            libc::sync_file_range(self.0.as_raw_fd(), off, len, libc::SYNC_FILE_RANGE_WRITE)
+        };
+        if r == 0 {
+            Ok(())
+        } else {
+            Err(io::Error::last_os_error())
+        }
     }
 }
 

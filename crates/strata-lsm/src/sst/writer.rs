@@ -49,7 +49,9 @@ pub struct SstWriter {
 /// of the page cache, which a memory map of the finished file then maps with one huge-page entry
 /// (`FilePmdMapped`) — a point read's block no longer costs a TLB miss and page walk of its
 /// own. Written in smaller or unaligned pieces, the range is cached in small folios, mapped 4
-/// KiB at a time. (2 MiB: `HPAGE_PMD_SIZE` on x86-64 and 4 KiB-page arm64.)
+/// KiB at a time. (2 MiB: `HPAGE_PMD_SIZE` on x86-64 and 4 KiB-page arm64.) Each whole chunk
+/// is also handed to the device at once ([`WritableFile::start_writeback`]); a file smaller
+/// than one chunk (an L0 flush file) is written in one piece and left to its sync.
 pub(crate) const WRITE_CHUNK: usize = 2 << 20;
 
 /// How many of the `len` pending bytes, which start at file offset `start`, to write now: up
@@ -99,6 +101,12 @@ impl SstWriter {
         if n > 0 {
             self.file
                 .append(&self.pending[..n])
+                .map_err(|e| self.io(e))?;
+            // Each whole chunk goes to the device now, not with the rest of the round's
+            // outputs at their sync: the group commit's WAL fsyncs then wait behind a few
+            // MiB of this file, not behind a burst of every output's (session 19).
+            self.file
+                .start_writeback(start, n as u64)
                 .map_err(|e| self.io(e))?;
             self.pending.drain(..n);
         }
@@ -228,16 +236,29 @@ mod tests {
         }
     }
 
-    /// The real file system, recording the length and offset of every append.
-    struct Recording(Arc<Mutex<Vec<(u64, usize)>>>);
+    /// What a [`Recording`] file saw: (offset, length) of every append, and of every range
+    /// whose writeback was started.
+    #[derive(Default, Clone)]
+    struct Log {
+        appends: Vec<(u64, usize)>,
+        started: Vec<(u64, usize)>,
+    }
 
-    struct RecordingFile(Box<dyn WritableFile>, u64, Arc<Mutex<Vec<(u64, usize)>>>);
+    /// The real file system, recording the length and offset of every append.
+    struct Recording(Arc<Mutex<Log>>);
+
+    struct RecordingFile(Box<dyn WritableFile>, u64, Arc<Mutex<Log>>);
 
     impl WritableFile for RecordingFile {
         fn append(&mut self, buf: &[u8]) -> std::io::Result<()> {
-            self.2.lock().unwrap().push((self.1, buf.len()));
+            self.2.lock().unwrap().appends.push((self.1, buf.len()));
             self.1 += buf.len() as u64;
             self.0.append(buf)
+        }
+        fn start_writeback(&mut self, off: u64, len: u64) -> std::io::Result<()> {
+            assert!(off + len <= self.1, "writeback of bytes not appended yet");
+            self.2.lock().unwrap().started.push((off, len as usize));
+            self.0.start_writeback(off, len)
         }
         fn write_at(&mut self, off: u64, buf: &[u8]) -> std::io::Result<()> {
             self.0.write_at(off, buf)
@@ -280,11 +301,12 @@ mod tests {
 
     /// A file of several chunks (blocks of every size up to one larger than a chunk) is
     /// written in appends that each end on a chunk boundary, except the last; together they
-    /// are the whole file, in order.
+    /// are the whole file, in order. Each of those whole-chunk appends has its writeback
+    /// started once it is written; the last one (the file's tail) is left to the sync.
     #[test]
     fn appends_end_on_chunk_boundaries() {
         let dir = tempfile::tempdir().unwrap();
-        let log = Arc::new(Mutex::new(Vec::new()));
+        let log = Arc::new(Mutex::new(Log::default()));
         let fs = Recording(Arc::clone(&log));
         let path = dir.path().join("1.sst");
         let mut w = SstWriter::create(&fs, &path, 1, 4096).unwrap();
@@ -301,7 +323,13 @@ mod tests {
             i += 1;
         }
         let meta = w.finish().unwrap();
-        let log = log.lock().unwrap().clone();
+        let Log { appends, started } = log.lock().unwrap().clone();
+        assert_eq!(
+            started,
+            appends[..appends.len() - 1],
+            "writeback per chunk append"
+        );
+        let log = appends;
         assert!(log.len() >= 5, "{log:?}");
         let mut at = 0;
         for (k, &(off, len)) in log.iter().enumerate() {
@@ -313,5 +341,24 @@ mod tests {
         }
         assert_eq!(at, meta.size);
         assert_eq!(std::fs::metadata(&path).unwrap().len(), meta.size);
+    }
+
+    /// A file smaller than a chunk (an L0 flush file) is written in one append and none of
+    /// its writeback is started early.
+    #[test]
+    fn a_small_file_is_one_append_without_early_writeback() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = Arc::new(Mutex::new(Log::default()));
+        let fs = Recording(Arc::clone(&log));
+        let path = dir.path().join("2.sst");
+        let mut w = SstWriter::create(&fs, &path, 2, 4096).unwrap();
+        for i in 0..5000u32 {
+            w.add(format!("key{i:08}").as_bytes(), Some(b"some value"))
+                .unwrap();
+        }
+        let meta = w.finish().unwrap();
+        let log = log.lock().unwrap().clone();
+        assert_eq!(log.appends, [(0, meta.size as usize)]);
+        assert!(log.started.is_empty(), "{:?}", log.started);
     }
 }
