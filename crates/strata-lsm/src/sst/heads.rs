@@ -16,8 +16,10 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use super::block::BlockError;
 use super::point::{self, Words};
 use super::pool::{Chunks, CHUNK_WORDS};
+use super::split;
 use crate::hint::prefetch;
 
 /// Words of a slot.
@@ -28,7 +30,7 @@ const READY: u64 = 1 << 42;
 /// Word 0: the block's point index does not fit in a slot (or does not decode); point reads
 /// of it search the block itself ([`point::interval_for`]).
 const UNFIT: u64 = 1 << 43;
-// (Bit 44: the point index's `DISTINCT_HEADS`.)
+// (Bit 44: the point index's `DISTINCT_HEADS`; bit 45: `split::SPLIT`.)
 /// Word 0, bits 48..64: where the block's entries end (a slot holds blocks under 64 KiB).
 const END_SHIFT: u32 = 48;
 
@@ -136,9 +138,37 @@ impl RestartHeads {
     }
 }
 
-/// The slot words of a block's bytes: its point index, with `READY` and the entries' end in
-/// word 0; `None` when it does not fit.
+/// The slot words of a block's bytes: its point index, or when that does not fit its split
+/// index ([`split`]: a block where one run of keys ends and the next starts), with `READY`
+/// and the entries' end in word 0; `None` when neither fits.
 fn slot_words(block: &[u8]) -> Option<[u64; SLOT_WORDS]> {
+    if let Some(w) = point_words(block) {
+        return Some(w);
+    }
+    let mut out = [0u64; SLOT_WORDS];
+    let end = split::build(block, &mut out)?;
+    out[0] |= READY | (end as u64) << END_SHIFT;
+    Some(out)
+}
+
+/// Where in `block` (the bytes block's slot `w` was filled from) a point read of `target`
+/// must look: [`point::interval_in`] or [`split::interval_in`], by the slot's layout.
+#[inline]
+pub(crate) fn interval_in(
+    w: &[u64; SLOT_WORDS],
+    block: &[u8],
+    target: &[u8],
+) -> Result<Option<std::ops::Range<usize>>, BlockError> {
+    if w[0] & split::SPLIT != 0 {
+        split::interval_in(w, entries_end(w), block, target)
+    } else {
+        point::interval_in(Words(w), entries_end(w), block, target)
+    }
+}
+
+/// The slot words of a block's point index ([`point::build_in_place`]), `None` when it does
+/// not fit.
+fn point_words(block: &[u8]) -> Option<[u64; SLOT_WORDS]> {
     let (built, end) = point::build_in_place(block)?;
     let words = built.words();
     let w = Words(words);
@@ -168,7 +198,8 @@ pub(crate) fn entries_end(w: &[u64; SLOT_WORDS]) -> usize {
 
 #[cfg(test)]
 mod tests {
-    use super::super::block::{scan_entries, Block, BlockBuilder};
+    use super::super::block::{restart_array, scan_entries, Block, BlockBuilder};
+    use super::super::index::head;
     use super::*;
     use proptest::prelude::*;
     use std::sync::Arc;
@@ -178,7 +209,7 @@ mod tests {
         let State::Ready(w) = heads.get(0) else {
             panic!("slot not filled");
         };
-        let r = point::interval_in(Words(&w), entries_end(&w), b, target).unwrap()?;
+        let r = interval_in(&w, b, target).unwrap()?;
         let entries = &b[r];
         let v = scan_entries(entries, 0, target).unwrap()?;
         let value = entries[v.off as usize..(v.off + v.len) as usize].to_vec();
@@ -220,6 +251,109 @@ mod tests {
         assert!(matches!(heads.get(1), State::Empty));
         assert!(heads.fill(2 * CHUNK_SLOTS + 1, &b).is_none());
         assert!(matches!(heads.get(2 * CHUNK_SLOTS + 1), State::Unfit));
+    }
+
+    /// A census of the data blocks of the SSTs in `$STRATA_SLOT_CENSUS` (a database
+    /// directory): how many fit a slot and why the others do not (run by hand:
+    /// `STRATA_SLOT_CENSUS=D cargo test --release -p strata-lsm slot_census -- --ignored
+    /// --nocapture`).
+    #[test]
+    #[ignore]
+    fn slot_census() {
+        use super::super::table::{decode_footer, decode_index, FOOTER};
+        let Ok(dir) = std::env::var("STRATA_SLOT_CENSUS") else {
+            return;
+        };
+        let mut files: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "sst"))
+            .collect();
+        files.sort();
+        let (mut blocks, mut fit, mut many, mut ties, mut big) = (0, 0, 0, 0, 0);
+        let mut tie_extra = std::collections::BTreeMap::new();
+        let mut groups = std::collections::BTreeMap::new();
+        let mut shown = 0;
+        let mut shown_other = 0;
+        let mut split_fit = 0;
+        let mut other = std::collections::BTreeMap::new();
+        let mut fit_n = std::collections::BTreeMap::new();
+        let mut tie_n = std::collections::BTreeMap::new();
+        for f in &files {
+            let all = std::fs::read(f).unwrap();
+            let ft = decode_footer(&all[all.len() - FOOTER..], all.len() as u64).unwrap();
+            let ib = &all[ft.index_off as usize..ft.index_off as usize + ft.index_len as usize];
+            let ix = decode_index(&Block::new(Arc::new(ib.to_vec())).unwrap()).unwrap();
+            for e in ix {
+                let b = &all[e.off as usize..e.off as usize + e.len as usize];
+                blocks += 1;
+                if slot_words(b).is_some_and(|w| w[0] & split::SPLIT != 0) {
+                    split_fit += 1;
+                }
+                if point_words(b).is_some() {
+                    fit += 1;
+                    *fit_n.entry(restart_array(b).unwrap().1).or_insert(0usize) += 1;
+                    continue;
+                }
+                let blk = Block::new(Arc::new(b.to_vec())).unwrap();
+                let n = blk.restart_count();
+                if n > 16 {
+                    many += 1;
+                    continue;
+                }
+                let keys: Vec<&[u8]> = (0..n).map(|i| blk.restart_key(i).unwrap()).collect();
+                let lcp = |a: &[u8], b: &[u8]| a.iter().zip(b).take_while(|(x, y)| x == y).count();
+                let plen = lcp(keys[0], keys[n - 1]).min(24);
+                let tied: Vec<usize> = (1..n)
+                    .filter(|&i| head(keys[i - 1], plen) == head(keys[i], plen))
+                    .collect();
+                if tied.is_empty() {
+                    big += 1;
+                    let (built, end) = point::build_in_place(b).unwrap();
+                    let w = Words(built.words());
+                    let why = (n, built.words().len(), w.narrow_offsets(), end > 0xffff);
+                    *other.entry(why).or_insert(0usize) += 1;
+                    if shown_other < 2 {
+                        shown_other += 1;
+                        eprintln!("other block {why:?}, prefix {plen}:");
+                        for k in &keys {
+                            eprintln!("  {:02x?}", k);
+                        }
+                    }
+                    continue;
+                }
+                ties += 1;
+                *tie_n.entry(n).or_insert(0usize) += 1;
+                // Bytes the tied neighbours share after the block's prefix.
+                let extra = tied
+                    .iter()
+                    .map(|&i| lcp(keys[i - 1], keys[i]) - plen)
+                    .max()
+                    .unwrap();
+                *tie_extra.entry(extra).or_insert(0usize) += 1;
+                // Runs of restart keys split where neighbours share the least.
+                let cut = (1..n)
+                    .filter(|&i| lcp(keys[i - 1], keys[i]) - plen < 8)
+                    .count();
+                *groups.entry(cut + 1).or_insert(0usize) += 1;
+                if shown < 3 {
+                    shown += 1;
+                    eprintln!("unfit block, prefix {plen}:");
+                    for k in &keys {
+                        eprintln!("  {:02x?}", k);
+                    }
+                }
+            }
+        }
+        eprintln!(
+            "{} files, {blocks} blocks: {fit} fit, {ties} heads tie, {many} over 16 restarts, {big} other",
+            files.len()
+        );
+        eprintln!("of the unfit: {split_fit} get a split index");
+        eprintln!("tied blocks by bytes shared after the prefix: {tie_extra:?}");
+        eprintln!("tied blocks by groups of restart keys: {groups:?}");
+        eprintln!("other (n, words, narrow offsets, end > 64 KiB): {other:?}");
+        eprintln!("restart counts: fit {fit_n:?}, tied {tie_n:?}");
     }
 
     proptest! {
@@ -285,7 +419,7 @@ mod tests {
                 b[i] ^= x;
             }
             b.truncate(cut % (b.len() + 1));
-            if let Ok(Some(r)) = point::interval_in(Words(&w), entries_end(&w), &b, &target) {
+            if let Ok(Some(r)) = interval_in(&w, &b, &target) {
                 prop_assert!(r.start < r.end && r.end <= b.len());
                 if let Ok(Some(v)) = scan_entries(&b[r.clone()], 0, &target) {
                     prop_assert!(v.tombstone || (v.off + v.len) as usize <= r.len());

@@ -11,5 +11,6 @@ pub mod iter;
 pub mod keycmp;
 pub mod point;
 pub(crate) mod pool;
+pub(crate) mod split;
 pub mod table;
 mod writer;

@@ -43,7 +43,7 @@ pub struct PointIndex(Arc<[u64]>);
 
 /// Value `i` of the values packed in lanes of `bits` bits from `words[0]` on.
 #[inline]
-fn lane(words: &[u64], i: usize, bits: u32) -> u64 {
+pub(crate) fn lane(words: &[u64], i: usize, bits: u32) -> u64 {
     // `64 / bits` lanes a word (a power of two): shifts, not divisions.
     let lg = 6 - bits.trailing_zeros();
     let w = words[i >> lg] >> ((i & ((1 << lg) - 1)) * bits as usize);
@@ -295,7 +295,7 @@ pub(crate) fn build_in_place(block: &[u8]) -> Option<(InPlace, usize)> {
 
 /// The whole key of the restart entry at `pos` of `entries` (as [`restart_key_at`], through
 /// the entry header's one-byte fast path: building a block's index reads every restart key).
-fn restart_key_quick(entries: &[u8], pos: usize) -> Option<&[u8]> {
+pub(crate) fn restart_key_quick(entries: &[u8], pos: usize) -> Option<&[u8]> {
     let (shared, unshared, _, p) = entry_header(entries, pos).ok()?;
     if shared != 0 {
         return None;
@@ -357,7 +357,7 @@ pub(crate) fn interval_in(
 
 /// The whole key stored at the restart entry at `pos` of `entries` (a restart entry shares
 /// no prefix), read in place.
-fn restart_key_at(entries: &[u8], pos: usize) -> Result<&[u8], BlockError> {
+pub(crate) fn restart_key_at(entries: &[u8], pos: usize) -> Result<&[u8], BlockError> {
     let bad = |what: &str| FormatError::new(pos, format!("bad restart entry: {what}"));
     let mut p = pos;
     let shared = get_varint(entries, &mut p).ok_or_else(|| bad("shared length"))?;

@@ -17,7 +17,7 @@ use super::cache::BlockCache;
 use super::heads::{self, RestartHeads, State};
 use super::index::FlatIndex;
 use super::keycmp;
-use super::point::{self, Words};
+use super::point;
 use crate::coding::{crc, u32_at};
 use crate::error::{Error, FormatError, Result};
 use crate::fs::{Fs, ReadableFile};
@@ -482,7 +482,7 @@ impl Table {
         let bytes = &framed[..len as usize];
         let interval = match heads.get(i) {
             // Filled after the block's check since the open: straight to the interval.
-            State::Ready(w) => point::interval_in(Words(&w), heads::entries_end(&w), bytes, key),
+            State::Ready(w) => heads::interval_in(&w, bytes, key),
             state => {
                 if !self.is_verified(i) {
                     check_crc(framed, &self.path, off)?;
@@ -494,7 +494,7 @@ impl Table {
                     .then(|| heads.fill(i, bytes))
                     .flatten()
                 {
-                    Some(w) => point::interval_in(Words(&w), heads::entries_end(&w), bytes, key),
+                    Some(w) => heads::interval_in(&w, bytes, key),
                     None => point::interval_for(bytes, key),
                 }
             }
