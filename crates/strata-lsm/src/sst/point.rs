@@ -249,23 +249,39 @@ impl Words<'_> {
         let bits = self.head_bits();
         let th = head(target, plen) >> (64 - bits);
         let heads = &self.0[HEADER..];
-        let (mut lo, mut hi) = (0usize, n);
-        while hi - lo > 1 {
-            let mid = (lo + hi) / 2;
-            let h = lane(heads, mid, bits);
-            let at_or_below = if h != th {
-                h < th
-            } else {
-                !keycmp::lt(target, key_at(mid)?)
-            };
-            if at_or_below {
-                lo = mid;
-            } else {
-                hi = mid;
-            }
-        }
-        Ok(lo)
+        head_search(heads, bits, th, target, 0, n, key_at)
     }
+}
+
+/// The last restart point in `lo..hi` whose key is `<= target`, or `lo` when none after it
+/// is, by binary search of the `bits`-bit heads in `heads` against the target's head `th`;
+/// `key_at(i)` reads restart key `i`, only when its head ties with the target's. Shared by
+/// the point index above and the split index of partition-boundary blocks (`split.rs`).
+#[inline(always)]
+pub(super) fn head_search<'k>(
+    heads: &[u64],
+    bits: u32,
+    th: u64,
+    target: &[u8],
+    mut lo: usize,
+    mut hi: usize,
+    key_at: impl Fn(usize) -> Result<&'k [u8], BlockError>,
+) -> Result<usize, BlockError> {
+    while hi - lo > 1 {
+        let mid = (lo + hi) / 2;
+        let h = lane(heads, mid, bits);
+        let at_or_below = if h != th {
+            h < th
+        } else {
+            !keycmp::lt(target, key_at(mid)?)
+        };
+        if at_or_below {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    Ok(lo)
 }
 
 /// The point index of a data block's bytes read in place (a verified block of a mapped

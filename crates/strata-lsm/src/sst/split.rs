@@ -22,7 +22,7 @@ use std::ops::Range;
 use super::block::{restart_array, BlockError};
 use super::index::head;
 use super::keycmp;
-use super::point::{lane, restart_key_at, restart_key_quick};
+use super::point::{head_search, lane, restart_key_at, restart_key_quick};
 use crate::coding::u32_at;
 use crate::error::FormatError;
 
@@ -173,26 +173,11 @@ fn search<'k>(
     heads: &[u64],
     target: &[u8],
     plen: usize,
-    mut lo: usize,
-    mut hi: usize,
+    lo: usize,
+    hi: usize,
     key_at: impl Fn(usize) -> Result<&'k [u8], BlockError>,
 ) -> Result<usize, BlockError> {
-    let th = head(target, plen) >> 32;
-    while hi - lo > 1 {
-        let mid = (lo + hi) / 2;
-        let h = lane(heads, mid, 32);
-        let at_or_below = if h != th {
-            h < th
-        } else {
-            !keycmp::lt(target, key_at(mid)?)
-        };
-        if at_or_below {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-    }
-    Ok(lo)
+    head_search(heads, 32, head(target, plen) >> 32, target, lo, hi, key_at)
 }
 
 #[cfg(test)]
