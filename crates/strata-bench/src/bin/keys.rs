@@ -425,6 +425,12 @@ struct Args {
     /// Minimum time of one codec's encode (and of its decode) in one round, in milliseconds.
     #[arg(long, value_name = "MS", default_value_t = 25)]
     slot_ms: u64,
+    /// Hidden (profiling): time (or with `--profile`, profile) only native (serde) and
+    /// storekey on one part of the row: `ints` (u16, u64), `text` (String,), `i64` (i64,),
+    /// `uuid` (the UUID alone, not in a tuple).
+    #[arg(long, value_name = "PART", hide = true,
+          value_parser = ["ints", "text", "i64", "uuid"])]
+    row: Option<String>,
 }
 
 fn main() {
@@ -434,7 +440,18 @@ fn main() {
         profile: codec_name,
         rounds,
         slot_ms,
+        row,
     } = Args::parse();
+    if let Some(part) = row {
+        part_bench(
+            &part,
+            n,
+            codec_name.as_deref(),
+            rounds as usize,
+            Duration::from_millis(slot_ms),
+        );
+        return;
+    }
     if let Some(codec_name) = codec_name {
         profile(&codec_name, n);
         return;
@@ -611,6 +628,63 @@ fn profile(codec: &str, n: usize) {
         other => {
             eprintln!("unknown codec {other:?} (native-serde, native-value, storekey, fdb-tuple)")
         }
+    }
+}
+
+/// `--row PART`: native (serde) and storekey on one part of the corpus's rows, timed like the
+/// table (interleaved rounds, per-slot log on stderr) or, with `--profile CODEC`, profiled once.
+fn part_bench(part: &str, n: usize, profile: Option<&str>, rounds: usize, min: Duration) {
+    let rows = corpus(n);
+    let mut sorted = rows.clone();
+    sorted.sort();
+    macro_rules! run {
+        ($nat:ty, $nproj:expr, $sk:ty, $sproj:expr) => {{
+            let nrows: Vec<$nat> = rows.iter().map($nproj).collect();
+            let nsorted: Vec<$nat> = sorted.iter().map($nproj).collect();
+            let srows: Vec<$sk> = rows.iter().map($sproj).collect();
+            let ssorted: Vec<$sk> = sorted.iter().map($sproj).collect();
+            match profile {
+                Some("native-serde") => profile_codec(
+                    &nrows,
+                    |r, b| to_key_into(r, &[], b).expect("encode"),
+                    |k| from_key::<$nat>(k).expect("decode"),
+                ),
+                Some("storekey") => profile_codec(
+                    &srows,
+                    |r, b| storekey::encode(&mut *b, r).expect("encode"),
+                    |k| storekey::decode::<_, $sk>(k).expect("decode"),
+                ),
+                Some(other) => eprintln!("--row profiles native-serde or storekey, not {other}"),
+                None => {
+                    let codecs = vec![
+                        codec(
+                            "strata native (serde)",
+                            "to_key / from_key",
+                            &nrows,
+                            &nsorted,
+                            |r, b| to_key_into(r, &[], b).expect("encode"),
+                            |k| from_key::<$nat>(k).expect("decode"),
+                        ),
+                        codec(
+                            "storekey 0.11",
+                            "own traits",
+                            &srows,
+                            &ssorted,
+                            |r, b| storekey::encode(&mut *b, r).expect("encode"),
+                            |k| storekey::decode::<_, $sk>(k).expect("decode"),
+                        ),
+                    ];
+                    let out = run_rounds(codecs, rounds, min, None);
+                    print_table(n, rounds, min.as_millis() as u64, &out);
+                }
+            }
+        }};
+    }
+    match part {
+        "ints" => run!((u16, u64), |r| (r.0, r.1), (u16, u64), |r| (r.0, r.1)),
+        "text" => run!((String,), |r| (r.2.clone(),), (String,), |r| (r.2.clone(),)),
+        "i64" => run!((i64,), |r| (r.3,), (i64,), |r| (r.3,)),
+        _ => run!(Id, |r| Id(r.4), uuid::Uuid, |r| r.4),
     }
 }
 
