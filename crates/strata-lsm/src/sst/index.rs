@@ -22,11 +22,6 @@ pub struct FlatIndex {
     locs: Vec<(u64, u32)>,
     prefix: usize,
     heads: Heads,
-    /// The top level: the head of the last key of every group of [`GROUP`] blocks (the last,
-    /// partial group's too), searched first so that a lookup touches the top's few lines
-    /// (hot in cache across lookups) and then one group's 4 lines instead of ~8 scattered
-    /// lines of a binary search over all heads.
-    top: Heads,
 }
 
 /// Blocks per group of the two-level search: 16 heads of 16 bytes are 4 cache lines.
@@ -38,15 +33,23 @@ const GROUP: usize = 16;
 /// values): with 8-byte heads most lookups in a tables database ended in full comparisons
 /// (~70% of a lookup's time at 10^7 items). Keys that differ within 8 bytes (the `lsm`
 /// bench's) keep 8-byte heads: 16-byte ones cost them ~40% more instructions per lookup.
+///
+/// Each width holds two levels of the same heads: `all` (one per block) and `top`, the head of
+/// the last key of every group of [`GROUP`] blocks (the last, partial group's too). A lookup
+/// searches `top` first — its few lines stay hot in cache across lookups — and then one
+/// group's 4 lines instead of ~8 scattered lines of a binary search over all heads.
 #[derive(Debug, Clone)]
 enum Heads {
-    Narrow(Vec<u64>),
-    Wide(Vec<u128>),
+    Narrow { all: Vec<u64>, top: Vec<u64> },
+    Wide { all: Vec<u128>, top: Vec<u128> },
 }
 
 impl Default for Heads {
     fn default() -> Self {
-        Heads::Narrow(Vec::new())
+        Heads::Narrow {
+            all: Vec::new(),
+            top: Vec::new(),
+        }
     }
 }
 
@@ -85,7 +88,6 @@ impl FlatIndex {
             locs: Vec::with_capacity(entries.len()),
             prefix: 0,
             heads: Heads::default(),
-            top: Heads::default(),
         };
         if let (Some(a), Some(b)) = (entries.first(), entries.last()) {
             ix.prefix = a
@@ -104,15 +106,18 @@ impl FlatIndex {
             .iter()
             .map(|e| head16(&e.last_key, ix.prefix))
             .collect();
-        let tops = |w: &[u128]| -> Vec<u128> {
-            w.chunks(GROUP).filter_map(|c| c.last().copied()).collect()
-        };
-        let top = tops(&wide);
-        (ix.heads, ix.top) = if wide.windows(2).all(|w| w[0] >> 64 != w[1] >> 64) {
+        let top: Vec<u128> = wide
+            .chunks(GROUP)
+            .filter_map(|c| c.last().copied())
+            .collect();
+        ix.heads = if wide.windows(2).all(|w| w[0] >> 64 != w[1] >> 64) {
             let narrow = |v: &[u128]| v.iter().map(|&h| (h >> 64) as u64).collect();
-            (Heads::Narrow(narrow(&wide)), Heads::Narrow(narrow(&top)))
+            Heads::Narrow {
+                all: narrow(&wide),
+                top: narrow(&top),
+            }
         } else {
-            (Heads::Wide(wide), Heads::Wide(top))
+            Heads::Wide { all: wide, top }
         };
         ix
     }
@@ -155,12 +160,9 @@ impl FlatIndex {
         }
         // `target` starts with the prefix (or is a proper prefix of it: then its head is 0
         // and the full comparison below decides).
-        match (&self.heads, &self.top) {
-            (Heads::Narrow(h), Heads::Narrow(t)) => self.two_level(h, t, head(target, p), target),
-            (Heads::Wide(h), Heads::Wide(t)) => self.two_level(h, t, head16(target, p), target),
-            // Built together with the same width (`new`): not reached.
-            (Heads::Narrow(h), _) => self.search(h, 0, h.len(), head(target, p), target),
-            (Heads::Wide(h), _) => self.search(h, 0, h.len(), head16(target, p), target),
+        match &self.heads {
+            Heads::Narrow { all, top } => self.two_level(all, top, head(target, p), target),
+            Heads::Wide { all, top } => self.two_level(all, top, head16(target, p), target),
         }
     }
 
@@ -169,23 +171,10 @@ impl FlatIndex {
     #[inline(always)]
     fn two_level<H: Copy + Ord>(&self, heads: &[H], top: &[H], th: H, target: &[u8]) -> usize {
         let n = self.len();
-        let (mut lo, mut hi) = (0, top.len());
-        while lo < hi {
-            let mid = (lo + hi) / 2;
-            let h = top[mid];
-            // The last block of group `mid` (the last group may be partial).
-            let last = (mid * GROUP + GROUP - 1).min(n - 1);
-            let below = if h != th {
-                h < th
-            } else {
-                keycmp::lt(self.last_key(last), target)
-            };
-            if below {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
+        // Group `g`'s top head is its last block's (the last group may be partial).
+        let lo = self.lower_bound(top, 0, top.len(), th, target, |g| {
+            (g * GROUP + GROUP - 1).min(n - 1)
+        });
         if lo == top.len() {
             return n;
         }
@@ -201,21 +190,22 @@ impl FlatIndex {
         }
         prefetch(base.wrapping_add(bytes - 1));
         // The group's last key is `>= target`: the answer lies in `start..end`.
-        self.search(heads, start, end - 1, th, target)
+        self.lower_bound(heads, start, end - 1, th, target, |i| i)
     }
 
-    /// [`FlatIndex::find`] in `heads[lo..=hi]` (8- or 16-byte), `th` being the target's head:
-    /// the first `i` in `lo..hi` whose key is `>= target`, else `hi`.
+    /// The first `i` in `lo..hi` whose key is `>= target`, else `hi`: a binary search of
+    /// `heads` (8- or 16-byte, `th` being the target's head), where the key behind `heads[i]`
+    /// is the last key of block `block(i)` (compared in full only when the heads are equal).
     #[inline(always)]
-    fn search<H: Copy + Ord>(
+    fn lower_bound<H: Copy + Ord>(
         &self,
         heads: &[H],
         lo: usize,
         hi: usize,
         th: H,
         target: &[u8],
+        block: impl Fn(usize) -> usize,
     ) -> usize {
-        let heads = &heads[..self.len()];
         let (mut lo, mut hi) = (lo, hi);
         while lo < hi {
             let mid = (lo + hi) / 2;
@@ -223,7 +213,7 @@ impl FlatIndex {
             let below = if h != th {
                 h < th
             } else {
-                keycmp::lt(self.last_key(mid), target)
+                keycmp::lt(self.last_key(block(mid)), target)
             };
             if below {
                 lo = mid + 1;
@@ -237,14 +227,14 @@ impl FlatIndex {
     /// True when the heads are 16 bytes (see [`Heads`]).
     #[cfg(test)]
     fn wide(&self) -> bool {
-        matches!(self.heads, Heads::Wide(_))
+        matches!(self.heads, Heads::Wide { .. })
     }
 
     /// Bytes held.
     pub fn bytes(&self) -> usize {
         let head = match self.heads {
-            Heads::Narrow(_) => 8,
-            Heads::Wide(_) => 16,
+            Heads::Narrow { .. } => 8,
+            Heads::Wide { .. } => 16,
         };
         let groups = self.len().div_ceil(GROUP);
         self.keys.len() + self.len() * (8 + 16 + head) + groups * head
