@@ -133,3 +133,19 @@ fn int_fast_at_raw_is_int_fast_at() {
     }
     assert!(fast > 100_000, "{fast}");
 }
+
+/// `short_key_word` is the key right-aligned in a zeroed big-endian word, for every length
+/// under 8 and distinct bytes in every position (so that a byte in the wrong lane shows).
+#[test]
+fn short_key_word_is_the_key_zero_extended() {
+    for n in 0..8usize {
+        for seed in 0..64u8 {
+            let key: Vec<u8> = (0..n as u8)
+                .map(|i| seed.wrapping_mul(37).wrapping_add(i.wrapping_mul(71)) | 1)
+                .collect();
+            let mut w = [0u8; 8];
+            w[8 - n..].copy_from_slice(&key);
+            assert_eq!(short_key_word(&key), u64::from_be_bytes(w), "{key:02x?}");
+        }
+    }
+}
