@@ -149,6 +149,15 @@ impl MemIndex {
         if self.off.load(Ordering::Acquire) {
             return Found::Unknown;
         }
+        // An empty index — every stripe's memtable just after a flush, all of them in a
+        // read-mostly database — answers from this struct's own line, without the loads of
+        // its table and of a slot (session 21: the slot was 0.53 cache misses per point get
+        // at 10^7 items). A node visible at the caller's sequence number was counted before
+        // that number became visible (`insert` stores the count before returning; the write
+        // path publishes the sequence after its inserts), so a count of 0 means no such node.
+        if self.count.load(Ordering::Relaxed) == 0 {
+            return Found::Absent;
+        }
         let t = self.table();
         let want = tag(hash);
         let mut i = t.home(hash);
