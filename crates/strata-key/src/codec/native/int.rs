@@ -565,10 +565,9 @@ impl Reader<'_> {
     }
 
     /// [`Reader::int_fast_at`] for an element near the key's end (fewer than 8 bytes after
-    /// the tag, which that function leaves to the general path): the payload is read from the
-    /// key's last 8 bytes as one big-endian word ([`tail_word`]: one load, or for a key
-    /// shorter than 8 bytes two overlapping loads with zeros above the key). `None` for
-    /// everything else (also when 8 or more bytes follow the tag), with nothing consumed.
+    /// the tag, which that function leaves to the general path): the payload is read with one
+    /// load of the key's last 8 bytes. `None` for everything else (also when 8 or more bytes
+    /// follow the tag, or the key is shorter than 8 bytes), with nothing consumed.
     #[inline(always)]
     pub(crate) fn int_fast_at_end(
         &self,
@@ -586,42 +585,10 @@ impl Reader<'_> {
             return None;
         }
         let past = after.checked_sub(usize::from(f.p))?;
+        let w = self.bytes.last_chunk::<8>()?;
         // The payload's last byte is `past` bytes before the key's end: shifted down to the
-        // lowest lane (`past < 8`), the key's bytes above it (and the zeros above a short
-        // key) are masked off by `lanes`.
-        fast_int(f, tail_word(self.bytes) >> (8 * past), mask)
-    }
-}
-
-/// The last 8 bytes of `b` as a big-endian number; a `b` shorter than 8 bytes as if zero
-/// bytes preceded it (its bytes in the low lanes, the first one highest). One 8-byte load
-/// where `b` has 8 bytes; else two overlapping 4-byte loads, or three single bytes, with no
-/// loop and no copy (tested against a byte-by-byte fold for every length 0..=16 by
-/// `tail_word_is_the_last_bytes_big_endian`).
-#[inline(always)]
-pub(crate) fn tail_word(b: &[u8]) -> u64 {
-    if let Some(w) = b.last_chunk::<8>() {
-        return u64::from_be_bytes(*w);
-    }
-    short_word(b)
-}
-
-/// [`tail_word`] for a slice shorter than 8 bytes (0 for an empty one).
-#[inline]
-fn short_word(b: &[u8]) -> u64 {
-    let n = b.len();
-    if let (Some(hi), Some(lo)) = (b.first_chunk::<4>(), b.last_chunk::<4>()) {
-        // 4 ≤ n < 8: the two words overlap in 8 − n bytes, which are the same in both.
-        return (u64::from(u32::from_be_bytes(*hi)) << (8 * (n - 4)))
-            | u64::from(u32::from_be_bytes(*lo));
-    }
-    match (b.first(), b.get(n / 2), b.last()) {
-        // 1 ≤ n ≤ 3: the first, middle and last bytes cover every byte (n = 1: one byte
-        // three times; n = 2: the middle byte is the last).
-        (Some(&x), Some(&y), Some(&z)) => {
-            (u64::from(x) << (8 * (n - 1))) | (u64::from(y) << (8 * (n - 1 - n / 2))) | u64::from(z)
-        }
-        _ => 0,
+        // lowest lane (`past < 8`), the key's bytes above it are masked off by `lanes`.
+        fast_int(f, u64::from_be_bytes(*w) >> (8 * past), mask)
     }
 }
 

@@ -133,36 +133,3 @@ fn int_fast_at_raw_is_int_fast_at() {
     }
     assert!(fast > 100_000, "{fast}");
 }
-
-/// `tail_word` is the big-endian fold of the last (up to) 8 bytes, for every length 0..=16,
-/// every byte value in every position, and pseudo-random slices.
-#[test]
-fn tail_word_is_the_last_bytes_big_endian() {
-    fn want(b: &[u8]) -> u64 {
-        let from = b.len().saturating_sub(8);
-        b[from..].iter().fold(0u64, |a, &x| (a << 8) | u64::from(x))
-    }
-    let mut state = 0x2545_f491_4f6c_dd1du64;
-    for len in 0..=16usize {
-        let base: Vec<u8> = (0..len).map(|i| 0x11 * (i as u8 + 1)).collect();
-        assert_eq!(tail_word(&base), want(&base), "{base:02x?}");
-        for at in 0..len {
-            for v in 0..=255u8 {
-                let mut b = base.clone();
-                b[at] = v;
-                assert_eq!(tail_word(&b), want(&b), "{b:02x?}");
-            }
-        }
-        for _ in 0..200 {
-            let b: Vec<u8> = (0..len)
-                .map(|_| {
-                    state ^= state << 13;
-                    state ^= state >> 7;
-                    state ^= state << 17;
-                    state as u8
-                })
-                .collect();
-            assert_eq!(tail_word(&b), want(&b), "{b:02x?}");
-        }
-    }
-}

@@ -585,8 +585,8 @@ fn int_fast_agrees_with_int_general() {
 }
 
 /// Keys shorter than 8 bytes (and up to 16): `Reader::int_fast_at_end` reads their integers
-/// from `tail_word` (a key of fewer than 8 bytes used to take the byte-by-byte general
-/// path). Keys of one and two integers (small magnitudes of both signs around class and tag
+/// from the key zero-extended into one word (a key of fewer than 8 bytes used to take the
+/// byte-by-byte general path). Keys of one and two integers (small magnitudes of both signs around class and tag
 /// boundaries, and some wide ones), every direction of each field, read as several integer
 /// tuples, against the plain deserializer: intact, cut at every length, and with every byte
 /// replaced (by every value for one integer; by tag, escape and neighbouring values for two).
