@@ -686,7 +686,12 @@ fn part_bench(part: &str, n: usize, profile: Option<&str>, rounds: usize, min: D
         "ints" => run!((u16, u64), |r| (r.0, r.1), (u16, u64), |r| (r.0, r.1)),
         "text" => run!((String,), |r| (r.2.clone(),), (String,), |r| (r.2.clone(),)),
         "i64" => run!((i64,), |r| (r.3,), (i64,), |r| (r.3,)),
-        "row" => run!(SerdeRow, |r| (r.0, r.1, r.2.clone(), r.3, Id(r.4)), Row, Row::clone),
+        "row" => run!(
+            SerdeRow,
+            |r| (r.0, r.1, r.2.clone(), r.3, Id(r.4)),
+            Row,
+            Row::clone
+        ),
         "-ints" => run!(
             (String, i64, Id),
             |r| (r.2.clone(), r.3, Id(r.4)),

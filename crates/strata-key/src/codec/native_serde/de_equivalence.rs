@@ -604,9 +604,33 @@ fn short_keys_agree_with_int_general() {
             .unwrap_or_else(|e| panic!("{e}"));
     }
     let values: Vec<i64> = vec![
-        0, 1, 23, 24, 25, 277, 278, 8151, 8152, 8153, 40_000, 528_343, 528_344, 5_000_000,
-        1 << 31, 1 << 40, 1_700_000_000_000, i64::MAX, -1, -7, -8, -9, -2040, -2041,
-        -300_000, -(1 << 33), i64::MIN,
+        0,
+        1,
+        23,
+        24,
+        25,
+        277,
+        278,
+        8151,
+        8152,
+        8153,
+        40_000,
+        528_343,
+        528_344,
+        5_000_000,
+        1 << 31,
+        1 << 40,
+        1_700_000_000_000,
+        i64::MAX,
+        -1,
+        -7,
+        -8,
+        -9,
+        -2040,
+        -2041,
+        -300_000,
+        -(1 << 33),
+        i64::MIN,
     ];
     let asc = Order::ASC;
     let desc = Order::DESC;
@@ -639,7 +663,9 @@ fn short_keys_agree_with_int_general() {
                     check(&k[..cut]);
                 }
                 for at in 0..k.len() {
-                    for v in [0x00u8, 0x01, 0x02, 0x05, 0x3c, 0x74, 0x7f, 0x80, 0x86, 0xfd, 0xfe, 0xff] {
+                    for v in [
+                        0x00u8, 0x01, 0x02, 0x05, 0x3c, 0x74, 0x7f, 0x80, 0x86, 0xfd, 0xfe, 0xff,
+                    ] {
                         let mut bad = k.clone();
                         bad[at] = v;
                         check(&bad);
