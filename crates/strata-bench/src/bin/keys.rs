@@ -427,9 +427,11 @@ struct Args {
     slot_ms: u64,
     /// Hidden (profiling): time (or with `--profile`, profile) only native (serde) and
     /// storekey on one part of the row: `ints` (u16, u64), `text` (String,), `i64` (i64,),
-    /// `uuid` (the UUID alone, not in a tuple).
-    #[arg(long, value_name = "PART", hide = true,
-          value_parser = ["ints", "text", "i64", "uuid"])]
+    /// `uuid` (the UUID alone, not in a tuple); or on the whole row (`row`) or the row without
+    /// one part (`-ints`, `-text`, `-i64`, `-uuid`: a part's cost inside a row-length key is
+    /// the row's minus the row's without it).
+    #[arg(long, value_name = "PART", hide = true, allow_hyphen_values = true,
+          value_parser = ["ints", "text", "i64", "uuid", "row", "-ints", "-text", "-i64", "-uuid"])]
     row: Option<String>,
 }
 
@@ -684,6 +686,36 @@ fn part_bench(part: &str, n: usize, profile: Option<&str>, rounds: usize, min: D
         "ints" => run!((u16, u64), |r| (r.0, r.1), (u16, u64), |r| (r.0, r.1)),
         "text" => run!((String,), |r| (r.2.clone(),), (String,), |r| (r.2.clone(),)),
         "i64" => run!((i64,), |r| (r.3,), (i64,), |r| (r.3,)),
+        "row" => run!(
+            SerdeRow,
+            |r| (r.0, r.1, r.2.clone(), r.3, Id(r.4)),
+            Row,
+            Row::clone
+        ),
+        "-ints" => run!(
+            (String, i64, Id),
+            |r| (r.2.clone(), r.3, Id(r.4)),
+            (String, i64, uuid::Uuid),
+            |r| (r.2.clone(), r.3, r.4)
+        ),
+        "-text" => run!(
+            (u16, u64, i64, Id),
+            |r| (r.0, r.1, r.3, Id(r.4)),
+            (u16, u64, i64, uuid::Uuid),
+            |r| (r.0, r.1, r.3, r.4)
+        ),
+        "-i64" => run!(
+            (u16, u64, String, Id),
+            |r| (r.0, r.1, r.2.clone(), Id(r.4)),
+            (u16, u64, String, uuid::Uuid),
+            |r| (r.0, r.1, r.2.clone(), r.4)
+        ),
+        "-uuid" => run!(
+            (u16, u64, String, i64),
+            |r| (r.0, r.1, r.2.clone(), r.3),
+            (u16, u64, String, i64),
+            |r| (r.0, r.1, r.2.clone(), r.3)
+        ),
         _ => run!(Id, |r| Id(r.4), uuid::Uuid, |r| r.4),
     }
 }

@@ -190,9 +190,14 @@ impl Reader<'_> {
     /// halves in general registers, and the unshift is a per-lane subtract); elsewhere this is
     /// [`Reader::one_code16_portable`]. Both are checked against the general decoder by
     /// `one_code16_agrees_with_escaped`.
+    ///
+    /// `mask` is the element's direction, the reader's own `mask`, passed by a caller that has
+    /// it in a register: the reader's `mask` byte, just stored by the caller, is then not
+    /// loaded back (the broadcast read it as a 4-byte word, which the CPU cannot forward from
+    /// the 1-byte store: a stall on every UUID; session 21).
     #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
     #[inline(always)]
-    pub(crate) fn one_code16(&self) -> Option<([u8; 16], usize, usize)> {
+    pub(crate) fn one_code16_masked(&self, mask: u8) -> Option<([u8; 16], usize, usize)> {
         use std::arch::x86_64::{
             __m128i, _mm_and_si128, _mm_andnot_si128, _mm_loadu_si128, _mm_or_si128, _mm_set1_epi8,
             _mm_storeu_si128, _mm_sub_epi8, _mm_xor_si128,
@@ -206,14 +211,15 @@ impl Reader<'_> {
         // alignment. Tested by `one_code16_agrees_with_escaped` (against the general decoder
         // and the portable form).
         unsafe {
-            let mask = _mm_set1_epi8(self.mask as i8);
+            let dir = mask;
+            let mask = _mm_set1_epi8(dir as i8);
             let p = w17.as_ptr();
             // Encoded bytes 0..16 and 1..17, direction removed.
             let a = _mm_xor_si128(_mm_loadu_si128(p.cast::<__m128i>()), mask);
             let b = _mm_xor_si128(_mm_loadu_si128(p.add(1).cast::<__m128i>()), mask);
             // Special lanes 0..=16, and lane 17 as a stop (its byte is checked below).
             let m = special_lanes_v(a) | (special_lanes_v(b) << 1) | (1 << 17);
-            let (fl, e, n, t) = self.code_and_end(w, w17, m)?;
+            let (fl, e, n, t) = Self::code_and_end(w, w17, m, dir)?;
             // Lanes below the code from `a`, lanes from the code on from `b`; then every
             // content lane (plain, or the code's 2..=5) minus 2, and the code's top six bits.
             let i = fl | (e << 4);
@@ -230,27 +236,28 @@ impl Reader<'_> {
     /// From the special-lane mask `m` of the 17 encoded bytes `w17` at the cursor (`w`: the
     /// key from the cursor on): the first special lane masked to 0..16 (`fl`), whether it is a
     /// code (`e`, 0 or 1), the content length and the terminator's lane. `None` when the string
-    /// is not one of at most 16 bytes with at most one valid code. Every choice is made with
-    /// masks, not branches: whether there is a code is random.
+    /// is not one of at most 16 bytes with at most one valid code; `mask` is the element's
+    /// direction. Every choice is made with masks, not branches: whether there is a code is
+    /// random.
     #[inline(always)]
     fn code_and_end(
-        &self,
         w: &[u8],
         w17: &[u8; 17],
         m: u32,
+        mask: u8,
     ) -> Option<(usize, usize, usize, usize)> {
         // The first special byte: the terminator, or the `fe` of a code (then f < 16).
         let f = m.trailing_zeros() as usize; // ≤ 17
         let fl = f & 15;
-        let esc = (f < 16) & (w17[fl] ^ self.mask == STR_HIGH);
+        let esc = (f < 16) & (w17[fl] ^ mask == STR_HIGH);
         let e = usize::from(esc);
         // After a code, the next special byte ends the string (≤ 17: the stop bit).
         let g = (m & m.wrapping_sub(1)).trailing_zeros() as usize;
         let t = (g & e.wrapping_neg()) | (f & e.wrapping_sub(1));
-        let term = *w.get(t)? ^ self.mask;
+        let term = *w.get(t)? ^ mask;
         // The code's second byte (lane f + 1 ≤ 16), which decodes 2..=5 to 0xfc..=0xff. A
         // special second byte is the second special lane, and outside 2..=5 too.
-        let code = w17[fl + 1] ^ self.mask;
+        let code = w17[fl + 1] ^ mask;
         let n = t - e;
         let bad_code = esc & (code.wrapping_sub(2) > 3);
         if (term != STR_END) | (n > 16) | bad_code {
@@ -259,7 +266,7 @@ impl Reader<'_> {
         Some((fl, e, n, t))
     }
 
-    /// [`Reader::one_code16`] with `u128` arithmetic: the code on targets without SSE2, and a
+    /// [`Reader::one_code16_masked`] with `u128` arithmetic: the code on targets without SSE2, and a
     /// second form the tests check the first against.
     #[cfg_attr(all(target_arch = "x86_64", target_feature = "sse2"), allow(dead_code))]
     #[inline(always)]
@@ -276,7 +283,7 @@ impl Reader<'_> {
         let b = u128::from_le_bytes(b) ^ mask;
         // Special lanes 0..=16, and lane 17 as a stop (its byte is checked below).
         let m = special_lanes_portable(a) | (special_lanes_portable(b) << 1) | (1 << 17);
-        let (fl, e, n, t) = self.code_and_end(w, w17, m)?;
+        let (fl, e, n, t) = Self::code_and_end(w, w17, m, self.mask)?;
         // Lanes below the code from `a`, lanes from the code on from `b` (shifted down by the
         // code's first byte). Every content lane is ≥ 2 (plain, or the code's 2..=5), so the
         // unshift borrows only above the content.
@@ -326,10 +333,12 @@ impl Reader<'_> {
         }
     }
 
-    /// [`Reader::one_code16_portable`] where SSE2 is not available.
+    /// [`Reader::one_code16_portable`] where SSE2 is not available (`mask` is the reader's
+    /// own mask).
     #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
     #[inline(always)]
-    pub(crate) fn one_code16(&self) -> Option<([u8; 16], usize, usize)> {
+    pub(crate) fn one_code16_masked(&self, mask: u8) -> Option<([u8; 16], usize, usize)> {
+        debug_assert_eq!(mask, self.mask);
         self.one_code16_portable()
     }
 }
@@ -360,13 +369,13 @@ mod tests {
         }
     }
 
-    /// Decodes `bytes` (a string from offset 1) with `one_code16` and checks it against the
+    /// Decodes `bytes` (a string from offset 1) with `one_code16_masked` and checks it against the
     /// general decoder: same content, same encoded length; returns whether it was accepted.
     fn agrees(bytes: &[u8], mask: u8) -> bool {
         let mut r = Reader::new(bytes);
         r.mask = mask;
         r.pos = 1;
-        let got = r.one_code16();
+        let got = r.one_code16_masked(r.mask);
         let portable = r.one_code16_portable();
         assert_eq!(
             got.map(|(c, n, l)| (c[..n].to_vec(), n, l)),
@@ -447,7 +456,7 @@ mod tests {
         }
     }
 
-    /// `one_code16` accepts exactly the strings of at most 16 bytes with at most one byte
+    /// `one_code16_masked` accepts exactly the strings of at most 16 bytes with at most one byte
     /// `≥ 0xfc` (where 17 key bytes are there to read), and agrees with the general decoder on
     /// everything it accepts: intact, cut off, and with any byte replaced by a special or
     /// plain value; ascending and descending.

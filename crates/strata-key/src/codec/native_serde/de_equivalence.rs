@@ -583,3 +583,99 @@ fn int_fast_agrees_with_int_general() {
     // Many intact keys decode as `(i64, u16)` (so the inline case is exercised).
     assert!(fast > 1000, "{fast}");
 }
+
+/// Keys shorter than 8 bytes (and up to 16): `Reader::int_fast_at_end` reads their integers
+/// from the key zero-extended into one word (a key of fewer than 8 bytes used to take the
+/// byte-by-byte general path). Keys of one and two integers (small magnitudes of both signs around class and tag
+/// boundaries, and some wide ones), every direction of each field, read as several integer
+/// tuples, against the plain deserializer: intact, cut at every length, and with every byte
+/// replaced (by every value for one integer; by tag, escape and neighbouring values for two).
+#[test]
+fn short_keys_agree_with_int_general() {
+    fn check(k: &[u8]) {
+        same::<(i64,)>(k)
+            .and_then(|_| same::<(u64,)>(k))
+            .and_then(|_| same::<(i8,)>(k))
+            .and_then(|_| same::<(u16, u64)>(k))
+            .and_then(|_| same::<(i64, i32)>(k))
+            .and_then(|_| same::<(u16, u64, u8)>(k))
+            .and_then(|_| same::<Option<u64>>(k))
+            .and_then(|_| same::<i64>(k))
+            .unwrap_or_else(|e| panic!("{e}"));
+    }
+    let values: Vec<i64> = vec![
+        0,
+        1,
+        23,
+        24,
+        25,
+        277,
+        278,
+        8151,
+        8152,
+        8153,
+        40_000,
+        528_343,
+        528_344,
+        5_000_000,
+        1 << 31,
+        1 << 40,
+        1_700_000_000_000,
+        i64::MAX,
+        -1,
+        -7,
+        -8,
+        -9,
+        -2040,
+        -2041,
+        -300_000,
+        -(1 << 33),
+        i64::MIN,
+    ];
+    let asc = Order::ASC;
+    let desc = Order::DESC;
+    let mut short = 0;
+    for &a in &values {
+        for o in [asc, desc] {
+            let k = to_key_with_orders(&(a,), &[o]).unwrap();
+            short += usize::from(k.len() < 8);
+            check(&k);
+            for cut in 0..k.len() {
+                check(&k[..cut]);
+            }
+            for at in 0..k.len() {
+                for v in 0..=255u8 {
+                    let mut bad = k.clone();
+                    bad[at] = v;
+                    check(&bad);
+                }
+            }
+        }
+        for &b in &values {
+            for (oa, ob) in [(asc, asc), (asc, desc), (desc, asc), (desc, desc)] {
+                let k = to_key_with_orders(&(a, b), &[oa, ob]).unwrap();
+                if k.len() > 16 {
+                    continue;
+                }
+                short += usize::from(k.len() < 8);
+                check(&k);
+                for cut in 0..k.len() {
+                    check(&k[..cut]);
+                }
+                for at in 0..k.len() {
+                    for v in [
+                        0x00u8, 0x01, 0x02, 0x05, 0x3c, 0x74, 0x7f, 0x80, 0x86, 0xfd, 0xfe, 0xff,
+                    ] {
+                        let mut bad = k.clone();
+                        bad[at] = v;
+                        check(&bad);
+                        bad[at] = k[at].wrapping_add(1);
+                        check(&bad);
+                    }
+                }
+            }
+        }
+    }
+    // Many keys are shorter than 8 bytes (so the short-key read is exercised).
+    assert!(short > 200, "{short}");
+}

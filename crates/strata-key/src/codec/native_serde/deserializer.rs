@@ -130,18 +130,27 @@ impl<'de, L: Level> De<'_, 'de, L> {
     /// first byte. Returns the element's tag (relative).
     #[inline]
     fn begin_element(&mut self) -> Result<u8> {
+        self.begin_element_masked().map(|(tag, _)| tag)
+    }
+
+    /// [`De::begin_element`], also returning the element's direction mask (the reader's mask
+    /// it set), so that a caller can use it from a register instead of loading the byte just
+    /// stored.
+    #[inline]
+    fn begin_element_masked(&mut self) -> Result<(u8, u8)> {
         if Self::NESTED {
-            return self.peek_tag();
+            return self.peek_tag().map(|tag| (tag, self.d.r.mask));
         }
         let Some(&raw) = self.d.r.bytes().get(self.d.r.pos) else {
             return Err(self.d.bad_start());
         };
-        self.d.r.mask = match raw {
+        let mask = match raw {
             0x02..=0x7f => 0,
             0x80..=0xfd => 0xff,
             _ => return Err(self.d.bad_start()),
         };
-        Ok(raw ^ self.d.r.mask)
+        self.d.r.mask = mask;
+        Ok((raw ^ mask, mask))
     }
 
     #[inline]
@@ -687,10 +696,12 @@ impl<'de, L: Level> de::Deserializer<'de> for De<'_, 'de, L> {
     /// takes [`De::bytes_general`].
     #[inline(always)]
     fn deserialize_bytes<V: Visitor<'de>>(mut self, visitor: V) -> Result<V::Value> {
-        let tag = self.begin_element()?;
+        let (tag, mask) = self.begin_element_masked()?;
         if tag == TAG_BYTES {
             self.d.r.pos += 1;
-            if let Some((a, n, len)) = self.d.r.one_code16() {
+            // The mask from the register, not reloaded from the reader (where it was just
+            // stored as one byte; `Reader::one_code16_masked`).
+            if let Some((a, n, len)) = self.d.r.one_code16_masked(mask) {
                 // A UUID (with or without one byte ≥ 0xfc): no branch on the code, no loop.
                 self.d.r.pos += len;
                 self.end_element();
