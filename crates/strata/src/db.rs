@@ -31,7 +31,7 @@ pub struct DbOptions {
     /// with 256 stripes a 64 MiB budget wrote 256 files per freeze from memtables of ~128 KiB
     /// each. Doubling it halves the flush files and the level-0 merges of a bulk load for ~50 MB
     /// more peak memory (session 21, `docs/bench/tables.md`: 10^6 typed load / SQLite 1.41× →
-    /// 1.84×, median of 3 pairs; 10^7 load −10%, write amplification 3.20 → 2.65).
+    /// 1.84×, median of 3 pairs; two paired 10^7 loads −10% and −15%).
     pub memtable_budget_bytes: usize,
     /// Point reads that miss the block cache copy their block from a memory map of the SST
     /// instead of making a system call. Default `true`; see

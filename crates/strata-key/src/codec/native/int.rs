@@ -602,21 +602,13 @@ impl Reader<'_> {
 /// path (session 20: 224 instructions per `(i64,)` against storekey's 39).
 #[inline(always)]
 fn short_key_word(key: &[u8]) -> u64 {
-    let n = key.len();
-    let at = |i: usize| u64::from(key.get(i).copied().unwrap_or(0));
-    match (key.first_chunk::<4>(), key.last_chunk::<4>()) {
-        // 4 to 7 bytes: the first four shifted over the last four; where they overlap, both
-        // put the same byte in the same lane.
-        (Some(hi), Some(lo)) if n < 8 => {
-            (u64::from(u32::from_be_bytes(*hi)) << (8 * (n - 4)))
-                | u64::from(u32::from_be_bytes(*lo))
-        }
-        // 1 to 3 bytes: the first, middle and last (the same byte more than once when n < 3).
-        _ if (1..4).contains(&n) => {
-            (at(0) << (8 * (n - 1))) | (at(n / 2) << (8 * (n - 1 - n / 2))) | at(n - 1)
-        }
-        _ => 0,
-    }
+    // The string decoder's little-endian read of a short slice, byte-swapped: the key's first
+    // byte then sits in the top lane, and the shift brings its last byte to lane 0.
+    let shift = 8 * (8 - key.len().min(8)) as u32;
+    super::string::load_le_short(key)
+        .swap_bytes()
+        .checked_shr(shift)
+        .unwrap_or(0)
 }
 
 /// The end of [`Reader::int_fast_at`] and [`Reader::int_fast_at_end`]: `raw` has the payload

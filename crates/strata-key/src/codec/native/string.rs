@@ -54,7 +54,7 @@ fn load_le(s: &[u8]) -> u64 {
 /// `s` (fewer than 8 bytes) as a little-endian word, zero above its length: two overlapping
 /// 4-byte loads, or three 1-byte loads, instead of a loop.
 #[inline(always)]
-fn load_le_short(s: &[u8]) -> u64 {
+pub(super) fn load_le_short(s: &[u8]) -> u64 {
     let n = s.len();
     if n >= 4 {
         let mut lo = [0u8; 4];

@@ -211,15 +211,14 @@ impl Reader<'_> {
         // alignment. Tested by `one_code16_agrees_with_escaped` (against the general decoder
         // and the portable form).
         unsafe {
-            let dir = mask;
-            let mask = _mm_set1_epi8(dir as i8);
+            let lanes_mask = _mm_set1_epi8(mask as i8);
             let p = w17.as_ptr();
             // Encoded bytes 0..16 and 1..17, direction removed.
-            let a = _mm_xor_si128(_mm_loadu_si128(p.cast::<__m128i>()), mask);
-            let b = _mm_xor_si128(_mm_loadu_si128(p.add(1).cast::<__m128i>()), mask);
+            let a = _mm_xor_si128(_mm_loadu_si128(p.cast::<__m128i>()), lanes_mask);
+            let b = _mm_xor_si128(_mm_loadu_si128(p.add(1).cast::<__m128i>()), lanes_mask);
             // Special lanes 0..=16, and lane 17 as a stop (its byte is checked below).
             let m = special_lanes_v(a) | (special_lanes_v(b) << 1) | (1 << 17);
-            let (fl, e, n, t) = Self::code_and_end(w, w17, m, dir)?;
+            let (fl, e, n, t) = Self::code_and_end(w, w17, m, mask)?;
             // Lanes below the code from `a`, lanes from the code on from `b`; then every
             // content lane (plain, or the code's 2..=5) minus 2, and the code's top six bits.
             let i = fl | (e << 4);
