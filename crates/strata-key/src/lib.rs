@@ -24,7 +24,7 @@ pub mod range;
 pub mod time;
 pub mod value;
 
-pub use codec::native_serde::{from_key, to_key, KeySerdeError};
+pub use codec::native_serde::{from_key, to_key, KeySerdeError, KeySerdeErrorKind};
 pub use codec::TupleCodec;
 pub use decimal::{Decimal, DecimalError};
 pub use error::{DecodeError, EncodeError};

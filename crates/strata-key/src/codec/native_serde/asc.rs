@@ -11,51 +11,13 @@
 //! of nested tuples ([`AscNested`]; its `depth` is read only where a nested tuple opens). The
 //! root compound owns the output cursor, so in the (usually out-of-line) `serialize` of the
 //! key's tuple or struct the cursor is a local that can live in registers, not fields behind
-//! the serializer's pointer stored and reloaded around every element. The error type is
-//! [`SerError`], one pointer, so that every `Result<(), _>` returns in a register; it is
-//! converted to [`KeySerdeError`] at the API edge ([`to_key_into`](super::to_key_into)).
+//! the serializer's pointer stored and reloaded around every element. The error type,
+//! [`KeySerdeError`], is one pointer, so that every `Result<(), _>` returns in a register.
 
 use super::*;
 use crate::codec::native::put::{Cursor, Out};
 
-/// The ascending serializer's error: a boxed [`KeySerdeError`] (errors are rare; one
-/// pointer makes `Result<(), SerError>` a single register).
-#[derive(Debug)]
-pub(super) struct SerError(Box<KeySerdeError>);
-
-impl SerError {
-    /// The error the public API returns.
-    #[cold]
-    #[inline(never)]
-    pub(super) fn into_inner(self) -> KeySerdeError {
-        *self.0
-    }
-}
-
-impl From<KeySerdeError> for SerError {
-    #[cold]
-    #[inline(never)]
-    fn from(e: KeySerdeError) -> SerError {
-        SerError(Box::new(e))
-    }
-}
-
-impl Display for SerError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        self.0.fmt(f)
-    }
-}
-
-impl std::error::Error for SerError {}
-
-impl ser::Error for SerError {
-    #[cold]
-    fn custom<T: Display>(msg: T) -> Self {
-        KeySerdeError::Message(msg.to_string()).into()
-    }
-}
-
-type SResult<T> = std::result::Result<T, SerError>;
+type SResult<T> = Result<T>;
 
 /// The root value: a compound here is flattened (its members are the top-level elements); a
 /// scalar is the one top-level element.
@@ -117,14 +79,14 @@ impl<'a> AscSerializer<'a> {
 
 #[cold]
 #[inline(never)]
-fn too_deep() -> SerError {
-    KeySerdeError::Message(format!("nested deeper than {MAX_DEPTH}")).into()
+fn too_deep() -> KeySerdeError {
+    KeySerdeError::message(format!("nested deeper than {MAX_DEPTH}"))
 }
 
 #[cold]
 #[inline(never)]
-fn u128_too_big(v: u128) -> SerError {
-    KeySerdeError::Message(format!("u128 {v} exceeds the key integer range")).into()
+fn u128_too_big(v: u128) -> KeySerdeError {
+    KeySerdeError::message(format!("u128 {v} exceeds the key integer range"))
 }
 
 impl AscFlat<'_> {
@@ -154,8 +116,8 @@ impl AscNested<'_, '_> {
     }
 }
 
-super::compound::compound_impls!(AscFlat<'_>, SerError, #[inline(always)]);
-super::compound::compound_impls!(AscNested<'_, '_>, SerError, #[inline(always)]);
+super::compound::compound_impls!(AscFlat<'_>, KeySerdeError, #[inline(always)]);
+super::compound::compound_impls!(AscNested<'_, '_>, KeySerdeError, #[inline(always)]);
 
 /// Root methods that write one top-level element: those of [`AscSerializer`].
 macro_rules! root_scalars {
@@ -169,7 +131,7 @@ macro_rules! root_scalars {
 
 impl<'s, 'a> ser::Serializer for &'s mut AscRoot<'a> {
     type Ok = ();
-    type Error = SerError;
+    type Error = KeySerdeError;
     type SerializeSeq = AscFlat<'s>;
     type SerializeTuple = AscFlat<'s>;
     type SerializeTupleStruct = AscFlat<'s>;
@@ -284,7 +246,7 @@ impl<'s, 'a> ser::Serializer for &'s mut AscRoot<'a> {
 
 impl<'s, 'a> ser::Serializer for &'s mut AscSerializer<'a> {
     type Ok = ();
-    type Error = SerError;
+    type Error = KeySerdeError;
     type SerializeSeq = AscNested<'s, 'a>;
     type SerializeTuple = AscNested<'s, 'a>;
     type SerializeTupleStruct = AscNested<'s, 'a>;
@@ -410,7 +372,7 @@ impl<'s, 'a> ser::Serializer for &'s mut AscSerializer<'a> {
     ) -> SResult<()> {
         if name == SERDE_TOKEN {
             // A strata_key::Decimal: a decimal element, not its string.
-            let d = serde_capture(v).map_err(KeySerdeError::Message)?;
+            let d = serde_capture(v).map_err(KeySerdeError::message)?;
             self.out.with_vec(|o| put_decimal(o, &d));
             return Ok(());
         }

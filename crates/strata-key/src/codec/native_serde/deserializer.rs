@@ -442,7 +442,7 @@ impl<'de, P: Level> Enum<'_, 'de, P> {
         if self.data {
             Ok(())
         } else {
-            Err(KeySerdeError::Message(
+            Err(KeySerdeError::message(
                 "expected a variant with data".into(),
             ))
         }
@@ -460,7 +460,7 @@ impl<'a, 'de, P: Level> EnumAccess<'de> for Enum<'a, 'de, P> {
             De::<P>::new(self.d).int()?
         };
         let idx = u32::try_from(idx)
-            .map_err(|_| KeySerdeError::Message(format!("variant index {idx} out of range")))?;
+            .map_err(|_| KeySerdeError::message(format!("variant index {idx} out of range")))?;
         let v = seed.deserialize(de::value::U32Deserializer::<KeySerdeError>::new(idx))?;
         Ok((v, self))
     }

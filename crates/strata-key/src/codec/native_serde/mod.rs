@@ -55,9 +55,24 @@ use super::native::{put_decimal, SHORT_BUF, TAG_DECIMAL};
 use crate::decimal::{serde_capture, SERDE_TOKEN};
 use crate::error::DecodeError;
 
-/// Errors of the serde bridge.
+/// The error of the serde bridge: one pointer to a [`KeySerdeErrorKind`] (what went wrong).
+///
+/// Errors are rare, and a one-register error lets every `Result` of the encoder and decoder
+/// that holds a small value (an integer, `()`, `Option<u64>`) return in registers instead of
+/// through the stack (`docs/bench/keys.md`, session 22).
+///
+/// ```
+/// use strata_key::codec::native_serde::{from_key, to_key, KeySerdeErrorKind};
+/// let k = to_key(&(1u8, 2u8)).unwrap();
+/// let e = from_key::<(u8,)>(&k).unwrap_err();
+/// assert!(matches!(e.kind(), KeySerdeErrorKind::Trailing(1)));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeySerdeError(Box<KeySerdeErrorKind>);
+
+/// What went wrong in the serde bridge: [`KeySerdeError::kind`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum KeySerdeError {
+pub enum KeySerdeErrorKind {
     /// A serde error message (from a Serialize/Deserialize impl or a type mismatch).
     #[error("{0}")]
     Message(String),
@@ -69,15 +84,64 @@ pub enum KeySerdeError {
     Trailing(usize),
 }
 
+impl KeySerdeError {
+    /// What went wrong.
+    pub fn kind(&self) -> &KeySerdeErrorKind {
+        &self.0
+    }
+
+    /// What went wrong, by value.
+    pub fn into_kind(self) -> KeySerdeErrorKind {
+        *self.0
+    }
+
+    /// A [`KeySerdeErrorKind::Message`] error.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn message(msg: String) -> KeySerdeError {
+        KeySerdeErrorKind::Message(msg).into()
+    }
+}
+
+impl From<KeySerdeErrorKind> for KeySerdeError {
+    #[cold]
+    #[inline(never)]
+    fn from(kind: KeySerdeErrorKind) -> KeySerdeError {
+        KeySerdeError(Box::new(kind))
+    }
+}
+
+impl From<DecodeError> for KeySerdeError {
+    #[cold]
+    #[inline(never)]
+    fn from(e: DecodeError) -> KeySerdeError {
+        KeySerdeErrorKind::Decode(e).into()
+    }
+}
+
+impl Display for KeySerdeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl std::error::Error for KeySerdeError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        std::error::Error::source(&*self.0)
+    }
+}
+
 impl ser::Error for KeySerdeError {
+    #[cold]
     fn custom<T: Display>(msg: T) -> Self {
-        KeySerdeError::Message(msg.to_string())
+        KeySerdeError::message(msg.to_string())
     }
 }
 
 impl de::Error for KeySerdeError {
+    #[cold]
     fn custom<T: Display>(msg: T) -> Self {
-        KeySerdeError::Message(msg.to_string())
+        KeySerdeError::message(msg.to_string())
     }
 }
 
@@ -114,11 +178,8 @@ pub fn to_key_into<T: Serialize + ?Sized>(
 ) -> Result<()> {
     if orders.is_empty() {
         // Every element ascending: the serializer without per-element order checks, inlined
-        // into the caller (whose `orders` is usually the constant `&[]`); its one-pointer
-        // error is converted here, out of line.
-        return value
-            .serialize(&mut AscRoot { out })
-            .map_err(SerError::into_inner);
+        // into the caller (whose `orders` is usually the constant `&[]`).
+        return value.serialize(&mut AscRoot { out });
     }
     to_key_ordered(value, orders, out)
 }
@@ -158,7 +219,7 @@ pub fn from_key<'de, T: serde::Deserialize<'de>>(bytes: &'de [u8]) -> Result<T> 
     let v = T::deserialize(De::<Root>::new(&mut d));
     if matches!(v, Ok(_)) && !d.r.at_end() {
         drop(v);
-        return Err(KeySerdeError::Trailing(bytes.len() - d.r.pos));
+        return Err(KeySerdeErrorKind::Trailing(bytes.len() - d.r.pos).into());
     }
     v
 }
@@ -174,6 +235,6 @@ mod serializer;
 #[cfg(test)]
 mod tests;
 
-use asc::{AscRoot, SerError};
+use asc::AscRoot;
 use deserializer::{De, KeyDeserializer, Root};
 use serializer::KeySerializer;

@@ -292,7 +292,7 @@ impl<'a, 'de> EnumAccess<'de> for Enum<'a, 'de> {
     fn variant_seed<V: DeserializeSeed<'de>>(self, seed: V) -> Result<(V::Value, Self)> {
         let idx = self.d.int()?;
         let idx = u32::try_from(idx)
-            .map_err(|_| KeySerdeError::Message(format!("variant index {idx} out of range")))?;
+            .map_err(|_| KeySerdeError::message(format!("variant index {idx} out of range")))?;
         let v = seed.deserialize(de::value::U32Deserializer::<KeySerdeError>::new(idx))?;
         Ok((v, self))
     }
@@ -311,7 +311,7 @@ impl<'de> VariantAccess<'de> for Enum<'_, 'de> {
     fn newtype_variant_seed<T: DeserializeSeed<'de>>(self, seed: T) -> Result<T::Value> {
         let kind = self
             .kind
-            .ok_or_else(|| KeySerdeError::Message("expected a variant with data".into()))?;
+            .ok_or_else(|| KeySerdeError::message("expected a variant with data".into()))?;
         let v = seed.deserialize(&mut *self.d)?;
         self.d.close(kind)?;
         Ok(v)
@@ -320,7 +320,7 @@ impl<'de> VariantAccess<'de> for Enum<'_, 'de> {
     fn tuple_variant<V: Visitor<'de>>(self, _len: usize, visitor: V) -> Result<V::Value> {
         let kind = self
             .kind
-            .ok_or_else(|| KeySerdeError::Message("expected a variant with data".into()))?;
+            .ok_or_else(|| KeySerdeError::message("expected a variant with data".into()))?;
         let v = visitor.visit_seq(Seq {
             d: &mut *self.d,
             kind,
@@ -704,7 +704,7 @@ pub(super) fn from_key_plain<'de, T: serde::Deserialize<'de>>(bytes: &'de [u8]) 
     };
     let v = T::deserialize(&mut d)?;
     if !d.r.at_end() {
-        return Err(KeySerdeError::Trailing(bytes.len() - d.r.pos));
+        return Err(KeySerdeErrorKind::Trailing(bytes.len() - d.r.pos).into());
     }
     Ok(v)
 }

@@ -112,7 +112,7 @@ impl<'a> KeySerializer<'a> {
             }
             l => {
                 if l > MAX_DEPTH {
-                    return Err(KeySerdeError::Message(format!(
+                    return Err(KeySerdeError::message(format!(
                         "nested deeper than {MAX_DEPTH}"
                     )));
                 }
@@ -211,7 +211,7 @@ impl<'s, 'a> ser::Serializer for &'s mut KeySerializer<'a> {
     #[inline]
     fn serialize_u128(self, v: u128) -> Result<()> {
         let v = i128::try_from(v).map_err(|_| {
-            KeySerdeError::Message(format!("u128 {v} exceeds the key integer range"))
+            KeySerdeError::message(format!("u128 {v} exceeds the key integer range"))
         })?;
         self.int(v)
     }
@@ -277,7 +277,7 @@ impl<'s, 'a> ser::Serializer for &'s mut KeySerializer<'a> {
     ) -> Result<()> {
         if name == SERDE_TOKEN {
             // A strata_key::Decimal: a decimal element, not its string.
-            let d = serde_capture(v).map_err(KeySerdeError::Message)?;
+            let d = serde_capture(v).map_err(KeySerdeError::message)?;
             return self.scalar(|o| put_decimal(o, &d));
         }
         v.serialize(self)

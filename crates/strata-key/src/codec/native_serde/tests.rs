@@ -130,8 +130,8 @@ fn borrowed_strings_and_errors() {
     assert_eq!(s, "plain");
     assert!(from_key::<(String, u8, u8)>(&k).is_err());
     assert!(matches!(
-        from_key::<String>(&k),
-        Err(KeySerdeError::Trailing(_))
+        from_key::<String>(&k).map_err(KeySerdeError::into_kind),
+        Err(KeySerdeErrorKind::Trailing(_))
     ));
     assert!(from_key::<(u8, u8)>(&k).is_err());
     assert!(from_key::<(i8,)>(&to_key(&(300u16,)).unwrap()).is_err());
@@ -143,8 +143,8 @@ fn borrowed_strings_and_errors() {
 #[test]
 fn integer_errors_say_what_and_where() {
     fn err(bytes: &[u8]) -> DecodeError {
-        match from_key::<(u16, u64)>(bytes) {
-            Err(KeySerdeError::Decode(e)) => e,
+        match from_key::<(u16, u64)>(bytes).map_err(KeySerdeError::into_kind) {
+            Err(KeySerdeErrorKind::Decode(e)) => e,
             other => panic!("{bytes:02x?}: {other:?}"),
         }
     }
@@ -161,7 +161,7 @@ fn integer_errors_say_what_and_where() {
     // A missing element is serde's "invalid length".
     let mut b = k[..second].to_vec();
     assert!(
-        matches!(from_key::<(u16, u64)>(&b), Err(KeySerdeError::Message(m)) if m.contains("invalid length 1"))
+        matches!(from_key::<(u16, u64)>(&b).map_err(KeySerdeError::into_kind), Err(KeySerdeErrorKind::Message(m)) if m.contains("invalid length 1"))
     );
     to_key_into(&"x", &[], &mut b).unwrap();
     let e = err(&b);
@@ -377,4 +377,17 @@ mod serde_bytes_like {
             s.serialize_bytes(&self.0)
         }
     }
+}
+
+/// The error is one pointer, so that the decoder's and encoder's small results (`()`, an
+/// integer, `Option<u64>`) return in registers (`docs/bench/keys.md`, session 22: a 56-byte
+/// error cost the row decode 85 instructions of 640).
+#[test]
+fn the_error_is_one_pointer() {
+    use std::mem::size_of;
+    assert_eq!(size_of::<KeySerdeError>(), size_of::<usize>());
+    assert_eq!(size_of::<Result<()>>(), size_of::<usize>());
+    assert_eq!(size_of::<Result<Option<u64>>>(), 2 * size_of::<usize>());
+    let e = from_key::<(u8,)>(&[]).unwrap_err();
+    assert!(e.to_string().contains("invalid length 0"), "{e}");
 }
