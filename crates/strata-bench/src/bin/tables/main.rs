@@ -2,7 +2,7 @@
 //! with the same composite primary key) vs KeystoneDB (`kstone-api` 0.1.0), in one run.
 //!
 //! ```text
-//! cargo run --release -p strata-bench --bin tables -- [PARTITIONS] [PER_PARTITION] [KSTONE_PARTITIONS] [--rounds N] [--memory] [--no-mmap-reads]
+//! cargo run --release -p strata-bench --bin tables -- [PARTITIONS] [PER_PARTITION] [KSTONE_PARTITIONS] [--rounds N] [--gets N] [--memory] [--no-mmap-reads]
 //! ```
 //! Defaults: 10,000 partitions × 100 sort keys = 1,000,000 items for Strata and SQLite.
 //! KeystoneDB 0.1.0 fsyncs every put (its batch write loops over put), so loading a million
@@ -198,6 +198,11 @@ struct Args {
     /// Open Strata with `DbOptions::mmap_reads = false` (every block read through `pread`).
     #[arg(long = "no-mmap-reads", action = clap::ArgAction::SetFalse)]
     mmap_reads: bool,
+    /// Random point gets per round of the get row, for Strata and SQLite (at most twice the
+    /// items). The default 100,000 reads a 10^7 table's blocks mostly for the first time
+    /// (checksum, page faults); 1,000,000 measures the steady state (`README.md`, growth).
+    #[arg(long, value_name = "N", default_value_t = 100_000)]
+    gets: usize,
 }
 
 fn main() {
@@ -208,6 +213,7 @@ fn main() {
         rounds,
         memory,
         mmap_reads,
+        gets,
     } = Args::parse();
     let dir = tempfile::tempdir().expect("tempdir");
     let started = Instant::now();
@@ -257,9 +263,9 @@ fn main() {
     let (a, b, c) = runs.expect("at least one round");
     for round in 0..rounds {
         eprintln!("round {}/{rounds}: reads ...", round + 1);
-        strata.add_reads(&a.reads());
-        items.add_reads(&b.reads());
-        sqlite.add_reads(&c.reads());
+        strata.add_reads(&a.reads(gets));
+        items.add_reads(&b.reads(gets));
+        sqlite.add_reads(&c.reads(gets));
         kstone.add_reads(&k.reads());
     }
     a.close();

@@ -88,12 +88,12 @@ impl SqliteRun {
         (run, load)
     }
 
-    /// One round of every read row.
-    pub fn reads(&self) -> Reads {
+    /// One round of every read row (`gets` random point gets, at most twice the items).
+    pub fn reads(&self, gets: usize) -> Reads {
         let (c, parts, per) = (&self.c, self.parts, self.per);
         let n = parts * per;
         let mut rng = Rng(7);
-        let gets = 100_000.min(n * 2);
+        let gets = gets.min(n * 2);
         let get = timed(gets as u64, || {
             let mut st = c
                 .prepare_cached("SELECT user, ts, body, n FROM items WHERE user = ?1 AND ts = ?2")

@@ -159,12 +159,12 @@ impl StrataRun {
         count
     }
 
-    /// One round of every read row.
-    pub fn reads(&self) -> Reads {
+    /// One round of every read row (`gets` random point gets, at most twice the items).
+    pub fn reads(&self, gets: usize) -> Reads {
         let (parts, per) = (self.parts, self.per);
         let n = parts * per;
         let mut rng = Rng(7);
-        let gets = 100_000.min(n * 2);
+        let gets = gets.min(n * 2);
         let get = timed(gets as u64, || {
             for _ in 0..gets {
                 let (p, s) = (rng.below(parts), rng.below(per));
