@@ -6,7 +6,7 @@
 //!
 //! ```text
 //! lsm_prof --dir D --n N [--stripes S] [--settle] [--cold] [--cache-mib M] --ops K \
-//!          --phase readrandom|getwith|seekrandom|rangeseek|readseq|cursorseq
+//!          --phase readrandom|readmissing|getwith|seekrandom|rangeseek|readseq|cursorseq
 //! ```
 //! `--cold` skips the warming reads (the cache holds only what the build left in it).
 //! `--cache-mib` sets the block cache (default 256 MiB, as the `lsm` bench).
@@ -64,6 +64,21 @@ fn prof_readrandom(e: &LsmEngine, n: u64, ops: u64) -> u64 {
     let mut found = 0;
     for _ in 0..ops {
         if e.get(&key(rng.next() % n)).expect("get").is_some() {
+            found += 1;
+        }
+    }
+    found
+}
+
+/// Point reads of absent keys inside the key range (each a present key with one byte more),
+/// which the files' filters answer.
+#[inline(never)]
+fn prof_readmissing(e: &LsmEngine, n: u64, ops: u64) -> u64 {
+    let mut rng = Rng(42);
+    let mut found = 0;
+    for _ in 0..ops {
+        let k = [key(rng.next() % n).as_slice(), b"x"].concat();
+        if e.get(&k).expect("get").is_some() {
             found += 1;
         }
     }
@@ -169,7 +184,8 @@ struct Args {
     /// Operations of the phase [default: N].
     #[arg(long, value_name = "K")]
     ops: Option<u64>,
-    /// The phase: readrandom, getwith, seekrandom, rangeseek, readseq or cursorseq.
+    /// The phase: readrandom, readmissing (absent keys), getwith, seekrandom, rangeseek,
+    /// readseq or cursorseq.
     #[arg(long, default_value = "readrandom")]
     phase: String,
     /// Block cache, MiB (as the `lsm` bench).
@@ -220,7 +236,7 @@ fn main() {
             .count()
     };
     eprintln!("warmed {warm} pairs");
-    if !cold && (phase == "readrandom" || phase == "getwith") {
+    if !cold && (phase == "readrandom" || phase == "getwith" || phase == "readmissing") {
         // One point read per ~16 keys (every block), outside the measured function: the
         // point-read structures built on a block's first point read exist before measuring.
         let got = (0..n)
@@ -232,6 +248,7 @@ fn main() {
     let t = Instant::now();
     let r = match phase.as_str() {
         "readrandom" => prof_readrandom(&e, n, ops),
+        "readmissing" => prof_readmissing(&e, n, ops),
         "getwith" => prof_getwith(&e, n, ops),
         "seekrandom" => prof_seekrandom(&e, n, ops),
         "rangeseek" => prof_rangeseek(&e, n, ops),

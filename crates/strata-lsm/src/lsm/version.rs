@@ -153,12 +153,20 @@ pub fn lookup_version_ref<'v>(
             return Ok(Some(found));
         }
     }
+    // The deepest level with files holds most keys: there the file's filter and index are
+    // read together (`Table::get_ref_expected`).
+    let deepest = v.levels.iter().rposition(|level| !level.is_empty());
     for (l, level) in v.levels.iter().enumerate().skip(1) {
         if level.is_empty() {
             continue;
         }
         if let Some(t) = level.get(v.file_for(l, key)) {
-            if let Some(found) = t.get_ref(key, hash)? {
+            let found = if Some(l) == deepest {
+                t.get_ref_expected(key, hash)?
+            } else {
+                t.get_ref(key, hash)?
+            };
+            if let Some(found) = found {
                 return Ok(Some(found));
             }
         }

@@ -215,6 +215,17 @@ impl Filter {
         }
     }
 
+    /// Asks the CPU for the line [`Filter::may_contain`] reads for `hash` (blocked filters;
+    /// nothing for classic ones), so that its miss can overlap other work.
+    #[inline]
+    pub fn prefetch(&self, hash: u64) {
+        if let Filter::Blocked { lines, .. } = self {
+            if let Some(line) = lines.line(line_of(hash, lines.len())) {
+                crate::hint::prefetch(line.as_ptr().cast::<u8>());
+            }
+        }
+    }
+
     /// Bytes held in memory.
     pub fn bytes(&self) -> usize {
         match self {

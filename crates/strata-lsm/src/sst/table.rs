@@ -369,13 +369,36 @@ impl Table {
     /// Looks a key up without copying its value: `None` when absent from this file, else
     /// where the entry's value lies ([`Found::value`]): in a block, or in the mapped file.
     pub fn get_ref(&self, key: &[u8], hash: u64) -> Result<Option<Found<'_>>> {
+        self.get_ref_with(key, hash, false)
+    }
+
+    /// [`Table::get_ref`] for a file where the key is expected to be (the deepest level that
+    /// has data: where most keys live): the filter's line is asked for and the file index
+    /// searched while it arrives, so that the filter's cache miss and the search's overlap
+    /// instead of following each other. A key the filter rules out costs the search, which
+    /// `get_ref` would not have done.
+    pub fn get_ref_expected(&self, key: &[u8], hash: u64) -> Result<Option<Found<'_>>> {
+        self.get_ref_with(key, hash, true)
+    }
+
+    #[inline(always)]
+    fn get_ref_with(&self, key: &[u8], hash: u64, expected: bool) -> Result<Option<Found<'_>>> {
         if keycmp::lt(key, &self.meta.smallest) || keycmp::lt(&self.meta.largest, key) {
             return Ok(None);
         }
-        if !self.bloom.may_contain(hash) {
-            return Ok(None);
-        }
-        let i = self.index.find(key);
+        let i = if expected {
+            self.bloom.prefetch(hash);
+            let i = self.index.find(key);
+            if !self.bloom.may_contain(hash) {
+                return Ok(None);
+            }
+            i
+        } else {
+            if !self.bloom.may_contain(hash) {
+                return Ok(None);
+            }
+            self.index.find(key)
+        };
         if i == self.index.len() {
             return Ok(None);
         }
