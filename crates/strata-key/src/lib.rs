@@ -21,6 +21,7 @@ pub mod json;
 pub mod keystone;
 pub mod namespace;
 pub mod range;
+pub mod serde_uuid;
 pub mod time;
 pub mod value;
 

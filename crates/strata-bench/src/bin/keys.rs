@@ -78,6 +78,23 @@ impl<'de> serde::Deserialize<'de> for Id {
     }
 }
 
+/// A UUID field through `strata_key::serde_uuid`: a native Uuid element (the bytes of the
+/// dynamic tuple's `Value::Uuid`), which is how a Strata user stores a UUID key field; storekey
+/// and foundationdb-tuple also write UUIDs with their own UUID encodings.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
+struct NativeId(#[serde(with = "strata_key::serde_uuid")] uuid::Uuid);
+
+/// The row for native (serde) with its UUID field through `strata_key::serde_uuid`.
+type NativeRow = (u16, u64, String, i64, NativeId);
+
+fn native_rows(rows: &[Row]) -> Vec<NativeRow> {
+    rows.iter()
+        .map(|r| (r.0, r.1, r.2.clone(), r.3, NativeId(r.4)))
+        .collect()
+}
+
 fn serde_rows(rows: &[Row]) -> Vec<SerdeRow> {
     rows.iter()
         .map(|r| (r.0, r.1, r.2.clone(), r.3, Id(r.4)))
@@ -416,7 +433,7 @@ struct Args {
     /// Instead of the table: encode and decode the corpus exactly once with one codec, in
     /// `profile_encode` / `profile_decode` (for callgrind).
     #[arg(long, value_name = "CODEC",
-          value_parser = ["native-serde", "native-value", "storekey", "fdb-tuple"])]
+          value_parser = ["native-serde", "native-serde-uuid", "native-value", "storekey", "fdb-tuple"])]
     profile: Option<String>,
     /// Rounds: each round times every codec once (encode, then decode), in a rotated order.
     #[arg(long, value_name = "N", default_value_t = 25,
@@ -464,6 +481,8 @@ fn main() {
     sorted.sort();
     let srows = serde_rows(&rows);
     let ssorted = serde_rows(&sorted);
+    let nrows = native_rows(&rows);
+    let nsorted = native_rows(&sorted);
     let native = NativeCodec::new();
     let fdb = strata_key::codec::fdb::FdbCodec::new();
     let centidb = strata_key::codec::centidb::CentidbCodec::new();
@@ -475,6 +494,14 @@ fn main() {
             &ssorted,
             |r, b| to_key_into(r, &[], b).expect("encode"),
             |k| from_key::<SerdeRow>(k).expect("decode"),
+        ),
+        codec(
+            "strata native (serde, serde_uuid)",
+            "UUID as a Uuid element",
+            &nrows,
+            &nsorted,
+            |r, b| to_key_into(r, &[], b).expect("encode"),
+            |k| from_key::<NativeRow>(k).expect("decode"),
         ),
         codec(
             "strata native (Value)",
@@ -607,6 +634,11 @@ fn profile(codec: &str, n: usize) {
             |r, b| to_key_into(r, &[], b).expect("encode"),
             |k| from_key::<SerdeRow>(k).expect("decode"),
         ),
+        "native-serde-uuid" => profile_codec(
+            &native_rows(&rows),
+            |r, b| to_key_into(r, &[], b).expect("encode"),
+            |k| from_key::<NativeRow>(k).expect("decode"),
+        ),
         "native-value" => {
             let native = NativeCodec::new();
             profile_codec(
@@ -628,7 +660,9 @@ fn profile(codec: &str, n: usize) {
             |k| foundationdb_tuple::unpack::<Row>(k).expect("decode"),
         ),
         other => {
-            eprintln!("unknown codec {other:?} (native-serde, native-value, storekey, fdb-tuple)")
+            eprintln!(
+            "unknown codec {other:?} (native-serde, native-serde-uuid, native-value, storekey, fdb-tuple)"
+        )
         }
     }
 }
@@ -753,15 +787,18 @@ fn print_table(n: usize, rounds: usize, slot_ms: u64, out: &[Outcome]) {
         .filter(|o| !o.name.starts_with("strata") && o.misordered == 0)
         .filter(|o| o.both.iter().all(|&t| t > 0.0))
         .collect();
-    let peer_ratio: Vec<f64> = (0..rounds)
-        .map(|r| {
-            let fastest = peers
-                .iter()
-                .map(|o| o.both[r])
-                .fold(f64::INFINITY, f64::min);
-            fastest / native.both[r]
-        })
-        .collect();
+    let ratio_to = |o: &Outcome| -> Vec<f64> {
+        (0..rounds)
+            .map(|r| {
+                let fastest = peers
+                    .iter()
+                    .map(|p| p.both[r])
+                    .fold(f64::INFINITY, f64::min);
+                fastest / o.both[r]
+            })
+            .collect()
+    };
+    let peer_ratio = ratio_to(native);
     println!("corpus: {n} tuples (u16 tenant, u64 user, text name, i64 ms timestamp, uuid)");
     println!(
         "times: {} per tuple; {rounds} rounds, each timing every codec's encode and decode for \
@@ -805,6 +842,20 @@ fn print_table(n: usize, rounds: usize, slot_ms: u64, out: &[Outcome]) {
     sorted.sort_by(f64::total_cmp);
     let list: Vec<String> = sorted.iter().map(|x| format!("{x:.2}")).collect();
     println!("per round, sorted: {}", list.join(" "));
+    if let Some(u) = out
+        .iter()
+        .find(|o| o.name == "strata native (serde, serde_uuid)")
+        .filter(|o| o.both.iter().all(|&t| t > 0.0))
+    {
+        let mut r = ratio_to(u);
+        println!(
+            "fastest order-keeping peer / strata native (serde, serde_uuid), encode+decode: {:.2}×",
+            median(&r)
+        );
+        r.sort_by(f64::total_cmp);
+        let list: Vec<String> = r.iter().map(|x| format!("{x:.2}")).collect();
+        println!("per round, sorted: {}", list.join(" "));
+    }
 }
 
 /// The research notes' counterexamples: ordcode and bytekey2 mis-order simple tuples.

@@ -172,7 +172,7 @@ impl<'s, 'a> ser::Serializer for &'s mut AscRoot<'a> {
         name: &'static str,
         v: &T,
     ) -> SResult<()> {
-        if name == SERDE_TOKEN {
+        if name == SERDE_TOKEN || name == UUID_TOKEN {
             return self.top().serialize_newtype_struct(name, v);
         }
         v.serialize(self)
@@ -374,6 +374,12 @@ impl<'s, 'a> ser::Serializer for &'s mut AscSerializer<'a> {
             // A strata_key::Decimal: a decimal element, not its string.
             let d = serde_capture(v).map_err(KeySerdeError::message)?;
             self.out.with_vec(|o| put_decimal(o, &d));
+            return Ok(());
+        }
+        if name == UUID_TOKEN {
+            // A `strata_key::serde_uuid` field: a Uuid element, not a bytes element.
+            let b = uuid_capture(v).map_err(KeySerdeError::message)?;
+            put_uuid(&mut self.out, &b);
             return Ok(());
         }
         v.serialize(self)

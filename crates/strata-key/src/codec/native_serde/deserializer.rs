@@ -768,6 +768,18 @@ impl<'de, L: Level> de::Deserializer<'de> for De<'_, 'de, L> {
             let d = self.decimal()?;
             return visitor.visit_str(&d.to_string());
         }
+        if name == UUID_TOKEN {
+            // A `strata_key::serde_uuid` field: a Uuid element (or, read as bytes, a bytes
+            // element of 16 bytes written through `Uuid`'s own impl).
+            let (tag, _) = self.begin_element_masked()?;
+            if tag == TAG_UUID || tag == TAG_UUID_HI {
+                self.d.r.pos += 1;
+                let a = self.d.r.uuid_after_tag(tag)?;
+                self.end_element();
+                return visitor.visit_bytes(&a);
+            }
+            return de::Deserializer::deserialize_bytes(self, visitor);
+        }
         visitor.visit_newtype_struct(self)
     }
 

@@ -46,14 +46,15 @@ use serde::de::{self, DeserializeSeed, EnumAccess, SeqAccess, VariantAccess, Vis
 use serde::ser::{self, Serialize};
 
 use super::native::{
-    encode_i64, encode_int, encode_u64, ordered_f32, put_f64, put_string, put_text, unordered_f32,
-    Order, Reader, MAX_DEPTH, TAG_BYTES, TAG_END, TAG_F32, TAG_F64, TAG_F64_HI, TAG_FALSE,
-    TAG_INT_MAX, TAG_INT_MIN, TAG_NULL_FIRST, TAG_NULL_LAST, TAG_TEXT, TAG_TIME, TAG_TRUE,
-    TAG_TUPLE, TAG_UUID, TAG_UUID_HI, TRAILER,
+    encode_i64, encode_int, encode_u64, ordered_f32, put_f64, put_string, put_text, put_uuid,
+    unordered_f32, Order, Reader, MAX_DEPTH, TAG_BYTES, TAG_END, TAG_F32, TAG_F64, TAG_F64_HI,
+    TAG_FALSE, TAG_INT_MAX, TAG_INT_MIN, TAG_NULL_FIRST, TAG_NULL_LAST, TAG_TEXT, TAG_TIME,
+    TAG_TRUE, TAG_TUPLE, TAG_UUID, TAG_UUID_HI, TRAILER,
 };
 use super::native::{put_decimal, SHORT_BUF, TAG_DECIMAL};
 use crate::decimal::{serde_capture, SERDE_TOKEN};
 use crate::error::DecodeError;
+use crate::serde_uuid::{capture as uuid_capture, UUID_TOKEN};
 
 /// The error of the serde bridge: one pointer to a [`KeySerdeErrorKind`] (what went wrong).
 ///

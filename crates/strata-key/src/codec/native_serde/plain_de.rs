@@ -584,6 +584,17 @@ impl<'de> de::Deserializer<'de> for &mut PlainDeserializer<'de> {
         name: &'static str,
         visitor: V,
     ) -> Result<V::Value> {
+        if name == UUID_TOKEN {
+            // As the fast deserializer: a Uuid element's 16 bytes, else the bytes path.
+            let tag = self.begin_element()?;
+            if tag == TAG_UUID || tag == TAG_UUID_HI {
+                self.r.pos += 1;
+                let a = self.r.uuid_after_tag(tag)?;
+                self.end_element();
+                return visitor.visit_bytes(&a);
+            }
+            return self.deserialize_bytes(visitor);
+        }
         if name == SERDE_TOKEN {
             let d = self.decimal()?;
             return visitor.visit_str(&d.to_string());

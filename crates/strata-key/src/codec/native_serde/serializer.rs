@@ -280,6 +280,11 @@ impl<'s, 'a> ser::Serializer for &'s mut KeySerializer<'a> {
             let d = serde_capture(v).map_err(KeySerdeError::message)?;
             return self.scalar(|o| put_decimal(o, &d));
         }
+        if name == UUID_TOKEN {
+            // A `strata_key::serde_uuid` field: a Uuid element, not a bytes element.
+            let b = uuid_capture(v).map_err(KeySerdeError::message)?;
+            return self.scalar(|o| put_uuid(o, &b));
+        }
         v.serialize(self)
     }
     #[inline]

@@ -391,3 +391,117 @@ fn the_error_is_one_pointer() {
     let e = from_key::<(u8,)>(&[]).unwrap_err();
     assert!(e.to_string().contains("invalid length 0"), "{e}");
 }
+
+/// `strata_key::serde_uuid` fields are native Uuid elements: the bytes of the dynamic tuple
+/// (so the Uuid order, in either direction), read back by both deserializers; a bytes element
+/// of 16 bytes (a key written through `Uuid`'s own serde impl) reads too, other elements do not.
+mod serde_uuid_fields {
+    use super::*;
+    use crate::codec::native::Order;
+    use proptest::prelude::*;
+
+    #[derive(Serialize, Deserialize, PartialEq, Debug, Clone)]
+    struct K {
+        t: u16,
+        #[serde(with = "crate::serde_uuid")]
+        id: uuid::Uuid,
+        n: i64,
+    }
+
+    #[derive(Serialize, Deserialize, PartialEq, Debug)]
+    struct Nested {
+        a: (u8, K),
+    }
+
+    #[derive(Serialize, Deserialize, PartialEq, Debug)]
+    struct Root(#[serde(with = "crate::serde_uuid")] uuid::Uuid);
+
+    fn ids() -> impl Strategy<Value = uuid::Uuid> {
+        prop_oneof![
+            any::<u128>(),
+            // First byte 0xfe / 0xff: the second Uuid tag.
+            any::<u128>().prop_map(|x| x | (0xfe << 120)),
+            Just(0u128),
+            Just(u128::MAX),
+        ]
+        .prop_map(uuid::Uuid::from_u128)
+    }
+
+    proptest! {
+        #[test]
+        fn uuid_fields_are_uuid_elements(id in ids(), t: u16, n: i64, desc: bool) {
+            let k = K { t, id, n };
+            let orders = [Order::ASC, if desc { Order::DESC } else { Order::ASC }];
+            let bytes = to_key_with_orders(&k, &orders).unwrap();
+            let want = NativeCodec::with_orders(orders.to_vec())
+                .encode(&tuple!(t, Value::Uuid(id), n))
+                .unwrap();
+            prop_assert_eq!(&bytes, &want);
+            if !desc {
+                prop_assert_eq!(&to_key(&k).unwrap(), &want);
+            }
+            prop_assert_eq!(from_key::<K>(&bytes).unwrap(), k.clone());
+            prop_assert_eq!(plain_de::from_key_plain::<K>(&bytes).unwrap(), k.clone());
+            // Nested, and at the root.
+            let nb = to_key(&Nested { a: (1, k.clone()) }).unwrap();
+            prop_assert_eq!(from_key::<Nested>(&nb).unwrap(), Nested { a: (1, k.clone()) });
+            prop_assert_eq!(plain_de::from_key_plain::<Nested>(&nb).unwrap(), Nested { a: (1, k) });
+            let rb = to_key(&Root(id)).unwrap();
+            prop_assert_eq!(&rb, &NativeCodec::new().encode(&tuple!(Value::Uuid(id))).unwrap());
+            prop_assert_eq!(from_key::<Root>(&rb).unwrap(), Root(id));
+            prop_assert_eq!(plain_de::from_key_plain::<Root>(&rb).unwrap(), Root(id));
+        }
+
+        /// Damaged keys: both deserializers agree (value or error), and nothing panics.
+        #[test]
+        fn uuid_fields_on_noise(id in ids(), at in 0usize..40, b: u8, cut in 0usize..40) {
+            let mut bytes = to_key(&K { t: 3, id, n: -5 }).unwrap();
+            let i = at % bytes.len();
+            bytes[i] = b;
+            bytes.truncate(cut.max(1).min(bytes.len()));
+            let fast = from_key::<K>(&bytes);
+            let plain = plain_de::from_key_plain::<K>(&bytes);
+            prop_assert_eq!(fast, plain);
+        }
+    }
+
+    #[test]
+    fn uuid_fields_read_16_byte_bytes_elements_and_refuse_others() {
+        let id = uuid::Uuid::from_u128(0xfeed_0000_1111_2222_3333_4444_5555_6666);
+        struct AsBytes<'a>(u16, &'a [u8], i64);
+        impl Serialize for AsBytes<'_> {
+            fn serialize<S: serde::Serializer>(
+                &self,
+                s: S,
+            ) -> std::result::Result<S::Ok, S::Error> {
+                use serde::ser::SerializeTuple;
+                struct B<'a>(&'a [u8]);
+                impl Serialize for B<'_> {
+                    fn serialize<S: serde::Serializer>(
+                        &self,
+                        s: S,
+                    ) -> std::result::Result<S::Ok, S::Error> {
+                        s.serialize_bytes(self.0)
+                    }
+                }
+                let mut t = s.serialize_tuple(3)?;
+                t.serialize_element(&self.0)?;
+                t.serialize_element(&B(self.1))?;
+                t.serialize_element(&self.2)?;
+                t.end()
+            }
+        }
+        let written = to_key(&AsBytes(9, id.as_bytes(), 1)).unwrap();
+        let k = K { t: 9, id, n: 1 };
+        assert_eq!(from_key::<K>(&written).unwrap(), k);
+        assert_eq!(plain_de::from_key_plain::<K>(&written).unwrap(), k);
+        let short = to_key(&AsBytes(9, &id.as_bytes()[..15], 1)).unwrap();
+        assert!(from_key::<K>(&short).is_err());
+        let text = to_key(&(9u16, "not a uuid", 1i64)).unwrap();
+        let e = from_key::<K>(&text).unwrap_err();
+        assert!(e.to_string().contains("expected bytes"), "{e}");
+        // Other formats: a newtype struct around the 16 bytes.
+        let j = serde_json::to_string(&k).unwrap();
+        assert_eq!(serde_json::from_str::<K>(&j).unwrap(), k);
+    }
+}
