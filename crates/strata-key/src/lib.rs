@@ -14,6 +14,7 @@
 //! assert_eq!(t[1], Value::from("user"));
 //! ```
 
+mod capture;
 pub mod codec;
 pub mod decimal;
 pub mod error;
