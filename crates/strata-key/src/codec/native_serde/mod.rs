@@ -22,7 +22,9 @@
 //! | [`Decimal`](crate::Decimal) (a newtype struct with a private name) | Decimal |
 //!
 //! Decoding a Uuid element gives its 16 bytes; Time elements are not supported through serde
-//! (use [`Value`]).
+//! (use [`Value`]). A `uuid::Uuid` field is written as bytes by uuid's own serde impl; with
+//! `#[serde(with = "strata_key::serde_uuid")]` it is a Uuid element (the bytes of the dynamic
+//! tuple's `Value::Uuid`, 17 bytes, sorting as a UUID) and reads back faster.
 //!
 //! [`Value`]: crate::Value
 //!
