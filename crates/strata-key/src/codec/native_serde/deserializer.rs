@@ -563,12 +563,7 @@ impl<'de, L: Level> de::Deserializer<'de> for De<'_, 'de, L> {
             TAG_F64 | TAG_F64_HI => self.deserialize_f64(visitor),
             TAG_TEXT => self.deserialize_str(visitor),
             TAG_BYTES => self.deserialize_bytes(visitor),
-            TAG_UUID | TAG_UUID_HI => {
-                self.d.r.pos += 1;
-                let a = self.d.r.uuid_after_tag(tag)?;
-                self.end_element();
-                visitor.visit_bytes(&a)
-            }
+            TAG_UUID | TAG_UUID_HI => self.uuid_element(tag, visitor),
             TAG_TUPLE => self.with_seq(visitor),
             TAG_DECIMAL => {
                 let d = self.decimal()?;
@@ -771,12 +766,9 @@ impl<'de, L: Level> de::Deserializer<'de> for De<'_, 'de, L> {
         if name == UUID_TOKEN {
             // A `strata_key::serde_uuid` field: a Uuid element (or, read as bytes, a bytes
             // element of 16 bytes written through `Uuid`'s own impl).
-            let (tag, _) = self.begin_element_masked()?;
+            let tag = self.begin_element()?;
             if tag == TAG_UUID || tag == TAG_UUID_HI {
-                self.d.r.pos += 1;
-                let a = self.d.r.uuid_after_tag(tag)?;
-                self.end_element();
-                return visitor.visit_bytes(&a);
+                return self.uuid_element(tag, visitor);
             }
             return de::Deserializer::deserialize_bytes(self, visitor);
         }
@@ -894,6 +886,16 @@ impl<'de, L: Level> De<'_, 'de, L> {
         self.d.r.escaped_into(&mut buf)?;
         self.end_element();
         visitor.visit_byte_buf(buf)
+    }
+
+    /// A Uuid element of tag `tag` at the cursor (its tag not yet consumed, the direction set),
+    /// handed to `visitor` as its 16 bytes.
+    #[inline]
+    fn uuid_element<V: Visitor<'de>>(mut self, tag: u8, visitor: V) -> Result<V::Value> {
+        self.d.r.pos += 1;
+        let a = self.d.r.uuid_after_tag(tag)?;
+        self.end_element();
+        visitor.visit_bytes(&a)
     }
 
     /// NULL tags: nulls-last only at the top level (inside tuples NULL always sorts first).
