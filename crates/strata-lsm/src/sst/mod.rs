@@ -9,6 +9,7 @@ pub(crate) mod heads;
 pub mod index;
 pub mod iter;
 pub mod keycmp;
+mod lookup_order;
 pub mod point;
 pub(crate) mod pool;
 pub(crate) mod split;

@@ -17,6 +17,7 @@ use super::cache::BlockCache;
 use super::heads::{self, RestartHeads, State};
 use super::index::FlatIndex;
 use super::keycmp;
+use super::lookup_order::LookupOrder;
 use super::point;
 use crate::coding::{crc, u32_at};
 use crate::error::{Error, FormatError, Result};
@@ -56,6 +57,9 @@ pub struct Table {
     cache: Arc<BlockCache>,
     index: FlatIndex,
     bloom: bloom::Filter,
+    /// The order of [`Table::get_ref_expected`]'s filter check and index search, learnt
+    /// from the filter's recent outcomes.
+    order: LookupOrder,
     obsolete: AtomicBool,
     fs: Arc<dyn Fs>,
 }
@@ -205,6 +209,7 @@ impl Table {
             cache,
             index: FlatIndex::new(&index),
             bloom,
+            order: LookupOrder::default(),
             obsolete: AtomicBool::new(false),
             fs,
         })
@@ -369,32 +374,49 @@ impl Table {
     /// Looks a key up without copying its value: `None` when absent from this file, else
     /// where the entry's value lies ([`Found::value`]): in a block, or in the mapped file.
     pub fn get_ref(&self, key: &[u8], hash: u64) -> Result<Option<Found<'_>>> {
-        self.get_ref_with(key, hash, false)
+        self.get_ref_with(key, hash, false, false)
     }
 
     /// [`Table::get_ref`] for a file where the key is expected to be (the deepest level that
     /// has data: where most keys live): the filter's line is asked for and the file index
     /// searched while it arrives, so that the filter's cache miss and the search's overlap
     /// instead of following each other. A key the filter rules out costs the search, which
-    /// `get_ref` would not have done.
+    /// `get_ref` would not have done, so the file counts how often its filter rules keys out
+    /// here and goes back to `get_ref`'s order while that is most of the time
+    /// ([`LookupOrder`]: a workload of "does it exist?" reads).
     pub fn get_ref_expected(&self, key: &[u8], hash: u64) -> Result<Option<Found<'_>>> {
-        self.get_ref_with(key, hash, true)
+        let overlap = !self.order.filter_first();
+        self.get_ref_with(key, hash, true, overlap)
     }
 
+    /// The point read of both: `expected` records the filter's outcome in `order`;
+    /// `overlap` asks for the filter's line and searches the index before the filter is read.
     #[inline(always)]
-    fn get_ref_with(&self, key: &[u8], hash: u64, expected: bool) -> Result<Option<Found<'_>>> {
+    fn get_ref_with(
+        &self,
+        key: &[u8],
+        hash: u64,
+        expected: bool,
+        overlap: bool,
+    ) -> Result<Option<Found<'_>>> {
         if keycmp::lt(key, &self.meta.smallest) || keycmp::lt(&self.meta.largest, key) {
             return Ok(None);
         }
-        let i = if expected {
+        let i = if overlap {
             self.bloom.prefetch(hash);
             let i = self.index.find(key);
-            if !self.bloom.may_contain(hash) {
+            let pass = self.bloom.may_contain(hash);
+            self.order.record(hash, !pass);
+            if !pass {
                 return Ok(None);
             }
             i
         } else {
-            if !self.bloom.may_contain(hash) {
+            let pass = self.bloom.may_contain(hash);
+            if expected {
+                self.order.record(hash, !pass);
+            }
+            if !pass {
                 return Ok(None);
             }
             self.index.find(key)
