@@ -6,7 +6,8 @@
 //!
 //! ```text
 //! lsm_prof --dir D --n N [--stripes S] [--settle] [--cold] [--cache-mib M] --ops K \
-//!          --phase readrandom|readmissing|getwith|seekrandom|rangeseek|readseq|cursorseq
+//!          --phase readrandom|readmissing|getwith|seekrandom|rangeseek|readseq|cursorseq \
+//!          [--repeat R]
 //! ```
 //! `--cold` skips the warming reads (the cache holds only what the build left in it).
 //! `--cache-mib` sets the block cache (default 256 MiB, as the `lsm` bench).
@@ -197,6 +198,12 @@ struct Args {
     /// No warming reads (the cache holds only what the build left in it).
     #[arg(long)]
     cold: bool,
+    /// Runs of the phase in this process: each run's seconds go to stderr, and the line
+    /// printed gives the fastest and the median run. On a VM whose speed flips between a
+    /// fast and a slow phase, the fastest of many short runs compares two binaries better
+    /// than one long run each.
+    #[arg(long, value_name = "R", default_value_t = 1)]
+    repeat: u32,
 }
 
 fn main() {
@@ -245,18 +252,33 @@ fn main() {
             .count();
         eprintln!("warmed {got} point reads");
     }
-    let t = Instant::now();
-    let r = match phase.as_str() {
-        "readrandom" => prof_readrandom(&e, n, ops),
-        "readmissing" => prof_readmissing(&e, n, ops),
-        "getwith" => prof_getwith(&e, n, ops),
-        "seekrandom" => prof_seekrandom(&e, n, ops),
-        "rangeseek" => prof_rangeseek(&e, n, ops),
-        "readseq" => prof_readseq(&e),
-        "cursorseq" => prof_cursorseq(&e),
-        other => panic!("unknown phase {other}"),
-    };
-    let secs = t.elapsed().as_secs_f64();
-    println!("{phase} ops={ops} result={r} secs={secs:.3}");
+    let mut runs = Vec::new();
+    let mut r = 0;
+    for run in 0..args.repeat.max(1) {
+        let t = Instant::now();
+        r = match phase.as_str() {
+            "readrandom" => prof_readrandom(&e, n, ops),
+            "readmissing" => prof_readmissing(&e, n, ops),
+            "getwith" => prof_getwith(&e, n, ops),
+            "seekrandom" => prof_seekrandom(&e, n, ops),
+            "rangeseek" => prof_rangeseek(&e, n, ops),
+            "readseq" => prof_readseq(&e),
+            "cursorseq" => prof_cursorseq(&e),
+            other => panic!("unknown phase {other}"),
+        };
+        let secs = t.elapsed().as_secs_f64();
+        eprintln!("run {run}: {secs:.3} s");
+        runs.push(secs);
+    }
+    runs.sort_by(f64::total_cmp);
+    let (secs, median) = (runs[0], runs[runs.len() / 2]);
+    if runs.len() == 1 {
+        println!("{phase} ops={ops} result={r} secs={secs:.3}");
+    } else {
+        println!(
+            "{phase} ops={ops} result={r} secs={secs:.3} (fastest of {}; median {median:.3})",
+            runs.len()
+        );
+    }
     e.close().expect("close");
 }

@@ -18,10 +18,10 @@ const TOP: u8 = 7;
 
 /// Recent outcomes of a file's filter on its expected-key lookups.
 ///
-/// Its own cache line: lookups update it (a sample of them, and only when the value changes),
-/// and the table's read-only fields, read by every lookup on every core, must not share the
-/// line with a store.
-#[repr(align(64))]
+/// One byte, kept beside the filter in the [`super::table::Table`] (which every such lookup
+/// reads), not on a line of its own: a line more per lookup cost ~4% of the point reads at
+/// 10^6 (paired, fastest of 20 runs). Lookups store to it only for a sample and only when the
+/// value changes, so a steady workload never writes the line the readers share.
 #[derive(Debug, Default)]
 pub(crate) struct LookupOrder(AtomicU8);
 

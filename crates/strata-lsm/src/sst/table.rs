@@ -32,6 +32,9 @@ pub use super::writer::{FileMeta, SstWriter};
 pub use crate::filename::{parse_sst_name, sst_name};
 
 /// An open SST: index and filter in memory, data blocks through the cache.
+// In declaration order (`repr(C)`): `order` right after `bloom`, on a line a point read
+// reads anyway (see `LookupOrder`).
+#[repr(C)]
 pub struct Table {
     /// What the manifest knows of the file.
     pub meta: FileMeta,
