@@ -18,9 +18,10 @@ const TOP: u8 = 7;
 
 /// Recent outcomes of a file's filter on its expected-key lookups.
 ///
-/// One byte, kept beside the filter in the [`super::table::Table`] (which every such lookup
-/// reads), not on a line of its own: a line more per lookup cost ~4% of the point reads at
-/// 10^6 (paired, fastest of 20 runs). Lookups store to it only for a sample and only when the
+/// One byte, declared right after the filter in the [`super::table::Table`] (whose fields
+/// every such lookup reads, so it usually shares their cache line), not on a line of its own:
+/// a line of its own cost ~4% of the point reads at 10^6 (paired, fastest of 20 runs;
+/// `docs/bench/lsm.md`, "Session 23"). Lookups store to it only for a sample and only when the
 /// value changes, so a steady workload never writes the line the readers share.
 #[derive(Debug, Default)]
 pub(crate) struct LookupOrder(AtomicU8);

@@ -32,8 +32,9 @@ pub use super::writer::{FileMeta, SstWriter};
 pub use crate::filename::{parse_sst_name, sst_name};
 
 /// An open SST: index and filter in memory, data blocks through the cache.
-// In declaration order (`repr(C)`): `order` right after `bloom`, on a line a point read
-// reads anyway (see `LookupOrder`).
+// In declaration order (`repr(C)`): `order` right after `bloom`, whose fields every point
+// read loads, so usually on a line the read touches anyway (the struct is 8-aligned, so not
+// always; see `LookupOrder` for the measurement).
 #[repr(C)]
 pub struct Table {
     /// What the manifest knows of the file.
@@ -393,7 +394,8 @@ impl Table {
     }
 
     /// The point read of both: `expected` records the filter's outcome in `order`;
-    /// `overlap` asks for the filter's line and searches the index before the filter is read.
+    /// `overlap` (only with `expected`) asks for the filter's line and searches the index
+    /// before the filter is read.
     #[inline(always)]
     fn get_ref_with(
         &self,
@@ -405,25 +407,19 @@ impl Table {
         if keycmp::lt(key, &self.meta.smallest) || keycmp::lt(&self.meta.largest, key) {
             return Ok(None);
         }
-        let i = if overlap {
+        // Overlapped: the filter's line is on its way while the index is searched.
+        let early = overlap.then(|| {
             self.bloom.prefetch(hash);
-            let i = self.index.find(key);
-            let pass = self.bloom.may_contain(hash);
-            self.order.record(hash, !pass);
-            if !pass {
-                return Ok(None);
-            }
-            i
-        } else {
-            let pass = self.bloom.may_contain(hash);
-            if expected {
-                self.order.record(hash, !pass);
-            }
-            if !pass {
-                return Ok(None);
-            }
             self.index.find(key)
-        };
+        });
+        let pass = self.bloom.may_contain(hash);
+        if expected {
+            self.order.record(hash, !pass);
+        }
+        if !pass {
+            return Ok(None);
+        }
+        let i = early.unwrap_or_else(|| self.index.find(key));
         if i == self.index.len() {
             return Ok(None);
         }
